@@ -1,0 +1,19 @@
+//! Pure rules of cofre: identifiers, money, dates, and what makes an
+//! account, category, tag or transaction valid. No HTTP and no SQL here, so
+//! every rule can be unit-tested on its own and reused by every layer.
+
+pub mod account;
+pub mod category;
+pub mod icons;
+pub mod ids;
+pub mod money;
+pub mod profile;
+pub mod tag;
+pub mod text;
+pub mod time;
+pub mod transaction;
+pub mod validation;
+
+pub use ids::*;
+pub use money::Money;
+pub use validation::{DomainError, FieldError, FieldErrors};

@@ -1,0 +1,113 @@
+//! Text rules shared by every resource: titles, colours, currencies, and a
+//! sort key that orders titles the same way on every database.
+
+use crate::DomainError;
+
+pub const TITLE_MAX: usize = 200;
+pub const DESCRIPTION_MAX: usize = 500;
+pub const NOTES_MAX: usize = 5_000;
+
+/// A required, trimmed, non-empty text of at most `max` characters.
+pub fn required_text(field: &str, value: &str, max: usize) -> Result<String, DomainError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(DomainError::field(field, "must not be empty"));
+    }
+    max_chars(field, trimmed, max)?;
+    Ok(trimmed.to_owned())
+}
+
+/// Fails when `value` is longer than `max` characters (not bytes).
+pub fn max_chars(field: &str, value: &str, max: usize) -> Result<(), DomainError> {
+    if value.chars().count() > max {
+        return Err(DomainError::field(
+            field,
+            format!("must be at most {max} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// `#RRGGBB`, normalised to upper case.
+pub fn color_hex(field: &str, value: &str) -> Result<String, DomainError> {
+    let bytes = value.as_bytes();
+    if bytes.len() == 7 && bytes[0] == b'#' && bytes[1..].iter().all(u8::is_ascii_hexdigit) {
+        Ok(value.to_ascii_uppercase())
+    } else {
+        Err(DomainError::field(
+            field,
+            "must be a colour in #RRGGBB form",
+        ))
+    }
+}
+
+/// A 3-letter currency code, normalised to upper case.
+pub fn currency(field: &str, value: &str) -> Result<String, DomainError> {
+    if value.len() == 3 && value.bytes().all(|b| b.is_ascii_alphabetic()) {
+        Ok(value.to_ascii_uppercase())
+    } else {
+        Err(DomainError::field(
+            field,
+            "must be a 3-letter currency code",
+        ))
+    }
+}
+
+/// Case- and accent-insensitive key, so "Água" sorts beside "agua" and
+/// "Educação" before "Lazer" regardless of database collation.
+pub fn sort_key(title: &str) -> String {
+    title
+        .chars()
+        .flat_map(char::to_lowercase)
+        .map(fold_accent)
+        .collect()
+}
+
+/// Unicode lower case: the form used for case-insensitive uniqueness and
+/// search on both databases.
+pub fn lower(text: &str) -> String {
+    text.to_lowercase()
+}
+
+fn fold_accent(c: char) -> char {
+    match c {
+        'á' | 'à' | 'â' | 'ã' | 'ä' | 'å' => 'a',
+        'é' | 'è' | 'ê' | 'ë' => 'e',
+        'í' | 'ì' | 'î' | 'ï' => 'i',
+        'ó' | 'ò' | 'ô' | 'õ' | 'ö' => 'o',
+        'ú' | 'ù' | 'û' | 'ü' => 'u',
+        'ç' => 'c',
+        'ñ' => 'n',
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_trimmed_and_bounded() {
+        assert_eq!(required_text("title", "  Casa ", 200).unwrap(), "Casa");
+        assert!(required_text("title", "   ", 200).is_err());
+        assert!(required_text("title", &"é".repeat(200), 200).is_ok());
+        assert!(required_text("title", &"é".repeat(201), 200).is_err());
+    }
+
+    #[test]
+    fn colours_and_currencies() {
+        assert_eq!(color_hex("c", "#a1b2c3").unwrap(), "#A1B2C3");
+        assert!(color_hex("c", "a1b2c3").is_err());
+        assert!(color_hex("c", "#a1b2cz").is_err());
+        assert_eq!(currency("c", "usd").unwrap(), "USD");
+        assert!(currency("c", "US").is_err());
+        assert!(currency("c", "US1").is_err());
+    }
+
+    #[test]
+    fn sort_key_ignores_case_and_accents() {
+        assert_eq!(sort_key("Água"), "agua");
+        assert!(sort_key("Educação") < sort_key("Lazer"));
+        assert!(sort_key("alimentação") < sort_key("Assinaturas"));
+    }
+}
