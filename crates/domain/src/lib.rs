@@ -3,6 +3,7 @@
 //! every rule can be unit-tested on its own and reused by every layer.
 
 pub mod account;
+pub mod auth;
 pub mod category;
 pub mod icons;
 pub mod ids;

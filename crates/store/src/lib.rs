@@ -1,1 +1,178 @@
+//! The only place with SQL. [`Store`] has one method per unit of work, each
+//! run in its own database transaction; [`SqliteStore`] and
+//! [`PostgresStore`] implement it from one portable body of SQL
+//! (`sql_store.rs`), compiled once per backend so each is concrete and
+//! carries its own embedded migrations.
 
+use async_trait::async_trait;
+use jiff::Timestamp;
+use jiff::civil::Date;
+use std::sync::Arc;
+
+use cofre_domain::account::{Account, AccountChanges};
+use cofre_domain::auth::ApiKey;
+use cofre_domain::category::{Category, CategoryChanges};
+use cofre_domain::profile::{Profile, ProfileChanges};
+use cofre_domain::tag::{NewTag, Tag};
+use cofre_domain::transaction::{
+    NewTransaction, Page, PageRequest, Transaction, TransactionChanges, TransactionFilter,
+};
+use cofre_domain::{AccountId, ApiKeyId, CategoryId, DomainError, Money, TransactionId, UserId};
+
+mod postgres;
+mod sqlite;
+
+pub use postgres::SqlStore as PostgresStore;
+pub use sqlite::SqlStore as SqliteStore;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    /// The request named something that does not exist or breaks a rule
+    /// only the stored data can check.
+    #[error("invalid: {0:?}")]
+    Invalid(DomainError),
+    /// A client-chosen id is already used by a different request.
+    #[error("id already used by a different request")]
+    IdConflict,
+    /// A title that must be unique already exists.
+    #[error("title already in use")]
+    TitleConflict,
+    /// Stored data that does not decode: a bug or manual tampering.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migration error: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl From<DomainError> for StoreError {
+    fn from(err: DomainError) -> Self {
+        StoreError::Invalid(err)
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// An account with its computed balance (sum of its POSTED rows).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccountView {
+    pub account: Account,
+    pub balance: Money,
+}
+
+/// The outcome of an idempotent creation.
+#[derive(Clone, Debug)]
+pub struct Created<T> {
+    pub value: T,
+    /// True when an earlier identical request had already created it.
+    pub deduped: bool,
+}
+
+/// What a write needs to know about "now".
+#[derive(Clone, Copy, Debug)]
+pub struct WriteContext {
+    pub now: Timestamp,
+    pub today: Date,
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Cheap round trip for readiness checks.
+    async fn ping(&self) -> StoreResult<()>;
+
+    // Users and keys
+    async fn count_users(&self) -> StoreResult<i64>;
+    async fn create_user(&self, name: Option<&str>, now: Timestamp) -> StoreResult<Profile>;
+    async fn get_profile(&self, user: UserId) -> StoreResult<Profile>;
+    async fn update_profile(&self, user: UserId, changes: &ProfileChanges) -> StoreResult<Profile>;
+    async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()>;
+    async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<ApiKey>>;
+    async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>>;
+    /// Marks a key revoked; false when there is no such key.
+    async fn revoke_api_key(&self, id: ApiKeyId, now: Timestamp) -> StoreResult<bool>;
+
+    // Accounts
+    async fn list_accounts(&self, user: UserId) -> StoreResult<Vec<AccountView>>;
+    async fn get_account(&self, user: UserId, id: AccountId) -> StoreResult<AccountView>;
+    /// Creates an account and, for a non-zero `initial_balance`, its
+    /// opening-balance row, atomically. Returns the row's id when made.
+    async fn create_account(
+        &self,
+        user: UserId,
+        changes: &AccountChanges,
+        initial_balance: Option<Money>,
+        default_currency: &str,
+        ctx: WriteContext,
+    ) -> StoreResult<(AccountView, Option<TransactionId>)>;
+    async fn update_account(
+        &self,
+        user: UserId,
+        id: AccountId,
+        changes: &AccountChanges,
+    ) -> StoreResult<AccountView>;
+    /// Deletes the account with its rows; returns the receipt file names of
+    /// the deleted rows so the caller can remove the files.
+    async fn delete_account(&self, user: UserId, id: AccountId) -> StoreResult<Vec<String>>;
+
+    // Categories and tags
+    async fn list_categories(&self, user: UserId) -> StoreResult<Vec<Category>>;
+    async fn create_category(
+        &self,
+        user: UserId,
+        changes: &CategoryChanges,
+        now: Timestamp,
+    ) -> StoreResult<Category>;
+    async fn update_category(
+        &self,
+        user: UserId,
+        id: CategoryId,
+        changes: &CategoryChanges,
+    ) -> StoreResult<Category>;
+    async fn list_tags(&self, user: UserId) -> StoreResult<Vec<Tag>>;
+    async fn create_tag(&self, user: UserId, tag: &NewTag, now: Timestamp) -> StoreResult<Tag>;
+
+    // Transactions
+    async fn create_transaction(
+        &self,
+        user: UserId,
+        new: &NewTransaction,
+        now: Timestamp,
+    ) -> StoreResult<Created<Transaction>>;
+    async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction>;
+    async fn update_transaction(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        changes: &TransactionChanges,
+        now: Timestamp,
+    ) -> StoreResult<Transaction>;
+    /// Deletes a stored row; returns its receipt file name, if any.
+    async fn delete_transaction(
+        &self,
+        user: UserId,
+        id: TransactionId,
+    ) -> StoreResult<Option<String>>;
+    async fn list_transactions(
+        &self,
+        user: UserId,
+        filter: &TransactionFilter,
+        page: &PageRequest,
+    ) -> StoreResult<Page<Transaction>>;
+}
+
+/// Opens the store a URL names: `sqlite://PATH` (created if missing) or
+/// `postgres://...`, and brings its schema up to date.
+pub async fn connect(url: &str) -> StoreResult<Arc<dyn Store>> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::connect(url).await?))
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Ok(Arc::new(PostgresStore::connect(url).await?))
+    } else {
+        Err(StoreError::Database(sqlx::Error::Configuration(
+            format!("unsupported database URL {url:?}: use sqlite://PATH or postgres://...").into(),
+        )))
+    }
+}

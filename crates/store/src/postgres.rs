@@ -1,0 +1,20 @@
+//! PostgreSQL: the path past one machine; many `cofre serve` processes can
+//! share one database.
+
+use sqlx::postgres::PgPoolOptions;
+
+type Db = sqlx::Postgres;
+const BEGIN_WRITE: &str = "BEGIN";
+
+impl SqlStore {
+    pub async fn connect(url: &str) -> Result<Self, crate::StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .connect(url)
+            .await?;
+        sqlx::migrate!("migrations/postgres").run(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+include!("sql_store.rs");
