@@ -1,1 +1,197 @@
+//! The HTTP API of cofre: an axum router whose routes, parameters, bodies
+//! and errors are also its OpenAPI document (utoipa), so no route exists
+//! undocumented. Handlers are thin: parse, authorize, call the store,
+//! render.
 
+pub mod admin;
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod json;
+pub mod rate_limit;
+mod routes;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request};
+use axum::http::HeaderName;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::{Config, SwaggerUi};
+
+use cofre_domain::time::Clock;
+use cofre_store::Store;
+
+use crate::error::ApiError;
+use crate::rate_limit::{Limiter, Window};
+
+/// Settings the API needs at run time.
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    /// Base URL clients reach this server at (for receipt links).
+    pub public_url: String,
+    /// Currency of new accounts and of totals.
+    pub base_currency: String,
+    pub rate_limit_per_minute: u32,
+    pub rate_limit_per_day: u32,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            public_url: "http://127.0.0.1:8080".into(),
+            base_currency: "BRL".into(),
+            rate_limit_per_minute: 300,
+            rate_limit_per_day: 50_000,
+        }
+    }
+}
+
+impl ApiConfig {
+    pub fn rate_windows(&self) -> [Window; 2] {
+        [
+            Window {
+                limit: self.rate_limit_per_minute,
+                window_sec: 60,
+            },
+            Window {
+                limit: self.rate_limit_per_day,
+                window_sec: 86_400,
+            },
+        ]
+    }
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub clock: Clock,
+    pub limiter: Arc<dyn Limiter>,
+    pub config: Arc<ApiConfig>,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "cofre personal finance API",
+        version = "1.0.0",
+        description = "Accounts, cards, categories, tags and transactions of one user per API key. \
+            Every /v1 route needs 'Authorization: Bearer <key>'; GET needs the read scope, \
+            everything else write. Errors are RFC 9457 problem documents."
+    ),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    components(schemas(error::Problem, error::ProblemField)),
+    tags(
+        (name = "profile"), (name = "accounts"), (name = "categories"), (name = "tags"),
+        (name = "transactions"), (name = "operations")
+    )
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+/// The authenticated `/v1` routes, the public operations routes, and the
+/// OpenAPI document generated from both.
+fn parts() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
+    let (v1, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(routes::v1())
+        .split_for_parts();
+    let (operations, operations_doc) = routes::operations().split_for_parts();
+    doc.merge(operations_doc);
+    (v1, operations, doc)
+}
+
+/// The OpenAPI document, generated from the routes.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    parts().2
+}
+
+/// The whole application: `/v1` behind authentication, plus the public
+/// documentation and operations endpoints.
+pub fn router(state: AppState) -> Router {
+    let (v1, operations, openapi) = parts();
+    let v1 = v1.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        auth::require_key,
+    ));
+    let docs = SwaggerUi::new("/docs")
+        .url("/v1/openapi.json", openapi)
+        .config(Config::new(["/v1/openapi.json"]).validator_url("none"));
+    let request_id = HeaderName::from_static("x-request-id");
+
+    Router::new()
+        .merge(v1)
+        .merge(operations)
+        .merge(docs)
+        .fallback(|| async { ApiError::NotFound })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(axum::extract::DefaultBodyLimit::max(extract::JSON_BODY_LIMIT))
+        .layer(middleware::from_fn(record_metrics))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::Internal("handler panicked".into()).into_response()
+        }))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &Request| {
+                let id = req
+                    .headers()
+                    .get("x-request-id")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("");
+                tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id = %id)
+            }),
+        )
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .with_state(state)
+}
+
+/// The process-wide Prometheus recorder, installed on first use.
+pub fn metrics_handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        // Fails only when another recorder is already installed; metrics
+        // then go there and this handle renders an empty page.
+        let _ = metrics::set_global_recorder(recorder);
+        handle
+    })
+}
+
+async fn record_metrics(req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let response = next.run(req).await;
+    let labels = [
+        ("method", method.as_str().to_owned()),
+        ("route", route),
+        ("status", response.status().as_u16().to_string()),
+    ];
+    metrics::counter!("http_requests_total", &labels).increment(1);
+    metrics::histogram!("http_request_duration_seconds", &labels)
+        .record(started.elapsed().as_secs_f64());
+    response
+}

@@ -1,1 +1,233 @@
-fn main() {}
+//! `cofre`: the server binary and its operator commands.
+
+mod config;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use cofre_api::admin::{self, IssuedKey};
+use cofre_api::rate_limit::MemoryLimiter;
+use cofre_api::{ApiConfig, AppState};
+use cofre_domain::auth::{format_scopes, parse_scopes};
+use cofre_domain::time::format_timestamp;
+use cofre_domain::{ApiKeyId, UserId};
+use cofre_store::Store;
+
+use config::{Common, ServeArgs};
+
+#[derive(Parser)]
+#[command(name = "cofre", version, about = "Self-hosted personal-finance API")]
+struct Cli {
+    #[command(flatten)]
+    common: Common,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the API server (migrates the database; on an empty one, creates
+    /// the first user and prints its API key once).
+    Serve(ServeArgs),
+    /// Manage users.
+    #[command(subcommand)]
+    Users(UsersCommand),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Print the OpenAPI document.
+    Openapi,
+}
+
+#[derive(Subcommand)]
+enum UsersCommand {
+    /// Create a user and print its id.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create a key for a user and print it (shown once).
+    Create {
+        #[arg(long)]
+        user: String,
+        /// `read`, `write` or `read,write`.
+        #[arg(long, default_value = "read,write")]
+        scopes: String,
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Revoke a key by its id (the part between `cofre_` and the next `_`).
+    Revoke { key_id: String },
+    /// List a user's keys (never their secrets).
+    List {
+        #[arg(long)]
+        user: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    config::init_tracing(&cli.common);
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("cofre: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn open_store(common: &Common) -> Result<Arc<dyn Store>, String> {
+    cofre_store::connect(&common.database_url)
+        .await
+        .map_err(|e| format!("cannot open database {}: {e}", common.database_url))
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    let clock = cli.common.clock()?;
+    match cli.command {
+        Command::Openapi => {
+            let doc = cofre_api::openapi()
+                .to_pretty_json()
+                .map_err(|e| e.to_string())?;
+            println!("{doc}");
+            Ok(())
+        }
+        Command::Serve(args) => {
+            let store = open_store(&cli.common).await?;
+            if let Some((user, key)) = admin::bootstrap(store.as_ref(), clock.now())
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                print_first_key(&args.public_url, user.id, &key);
+            }
+            let state = AppState {
+                store,
+                clock,
+                limiter: Arc::new(MemoryLimiter::new()),
+                config: Arc::new(ApiConfig {
+                    public_url: args.public_url.clone(),
+                    base_currency: args.base_currency()?,
+                    rate_limit_per_minute: args.rate_limit_per_minute,
+                    rate_limit_per_day: args.rate_limit_per_day,
+                }),
+            };
+            serve(&args.bind, state).await
+        }
+        Command::Users(UsersCommand::Create { name }) => {
+            let store = open_store(&cli.common).await?;
+            let name = cofre_domain::text::required_text("name", &name, 200)
+                .map_err(|_| "--name must be 1 to 200 characters".to_owned())?;
+            let user = store
+                .create_user(Some(&name), clock.now())
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("{}", user.id);
+            Ok(())
+        }
+        Command::Keys(KeysCommand::Create {
+            user,
+            scopes,
+            label,
+        }) => {
+            let store = open_store(&cli.common).await?;
+            let user = UserId::parse(&user).ok_or("--user must be a user id (UUID)")?;
+            let scopes =
+                parse_scopes(&scopes).map_err(|_| "--scopes must be read, write or read,write")?;
+            let key = admin::issue_key(store.as_ref(), user, scopes, label, clock.now())
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("{}", key.token);
+            Ok(())
+        }
+        Command::Keys(KeysCommand::Revoke { key_id }) => {
+            let store = open_store(&cli.common).await?;
+            let id = ApiKeyId::parse(&key_id).ok_or("KEY_ID must be a key id")?;
+            if store
+                .revoke_api_key(id, clock.now())
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                println!("revoked {}", id.0.simple());
+                Ok(())
+            } else {
+                Err(format!("no key with id {key_id}"))
+            }
+        }
+        Command::Keys(KeysCommand::List { user }) => {
+            let store = open_store(&cli.common).await?;
+            let user = UserId::parse(&user).ok_or("--user must be a user id (UUID)")?;
+            let keys = store.list_api_keys(user).await.map_err(|e| e.to_string())?;
+            println!("KEY_ID\tSCOPES\tCREATED\tREVOKED\tLABEL");
+            for key in keys {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}",
+                    key.id.0.simple(),
+                    format_scopes(&key.scopes),
+                    format_timestamp(key.created_at),
+                    key.revoked_at
+                        .map(format_timestamp)
+                        .unwrap_or_else(|| "-".into()),
+                    key.label.unwrap_or_default()
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_first_key(public_url: &str, user: UserId, key: &IssuedKey) {
+    println!(
+        "\n================================================================\n\
+         cofre: first start. Created user {user} and an API key\n\
+         with scopes read,write. It is shown ONCE; keep it now:\n\n    {token}\n\n\
+         Try:  curl -H \"Authorization: Bearer {token}\" {url}/v1/me\n\
+         ================================================================\n",
+        token = key.token,
+        url = public_url.trim_end_matches('/'),
+    );
+}
+
+async fn serve(bind: &str, state: AppState) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
+    tracing::info!(address = %bind, "cofre listening");
+    axum::serve(listener, cofre_api::router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!("cofre stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM; in-flight requests then finish.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutdown signal received; finishing in-flight requests");
+}

@@ -11,6 +11,7 @@ use crate::text::{TITLE_MAX, currency, required_text};
 use crate::{AccountId, DomainError, FieldErrors, Money, UserId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum AccountType {
     Bank,
@@ -35,6 +36,7 @@ impl AccountType {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SubType {
     SavingsAccount,

@@ -12,6 +12,7 @@ use crate::text::{DESCRIPTION_MAX, NOTES_MAX, lower, max_chars, required_text};
 use crate::{AccountId, CategoryId, DomainError, FieldErrors, Money, TagId, TransactionId, UserId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TxType {
     Debit,
@@ -36,6 +37,7 @@ impl TxType {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TxStatus {
     Pending,

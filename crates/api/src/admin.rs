@@ -1,0 +1,71 @@
+//! Operator actions behind the CLI: users, keys, and the first start.
+
+use jiff::Timestamp;
+
+use cofre_domain::auth::{ApiKey, Scope, format_key, hash_secret};
+use cofre_domain::profile::Profile;
+use cofre_domain::{ApiKeyId, UserId};
+use cofre_store::{Store, StoreError};
+
+use crate::auth::new_secret;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("no such user")]
+    NoSuchUser,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the operating system gave no randomness: {0}")]
+    Random(#[from] getrandom::Error),
+}
+
+/// A key as stored, and the one time its full token is known.
+pub struct IssuedKey {
+    pub key: ApiKey,
+    pub token: String,
+}
+
+pub async fn issue_key(
+    store: &dyn Store,
+    user: UserId,
+    scopes: Vec<Scope>,
+    label: Option<String>,
+    now: Timestamp,
+) -> Result<IssuedKey, AdminError> {
+    let secret = new_secret()?;
+    let key = ApiKey {
+        id: ApiKeyId::new(),
+        user_id: user,
+        secret_hash: hash_secret(&secret),
+        scopes,
+        label,
+        created_at: now,
+        revoked_at: None,
+    };
+    match store.create_api_key(&key).await {
+        Err(StoreError::NotFound) => return Err(AdminError::NoSuchUser),
+        other => other?,
+    }
+    let token = format_key(key.id, &secret);
+    Ok(IssuedKey { key, token })
+}
+
+/// On an empty database, creates the first user and a read,write key.
+pub async fn bootstrap(
+    store: &dyn Store,
+    now: Timestamp,
+) -> Result<Option<(Profile, IssuedKey)>, AdminError> {
+    if store.count_users().await? > 0 {
+        return Ok(None);
+    }
+    let user = store.create_user(None, now).await?;
+    let key = issue_key(
+        store,
+        user.id,
+        vec![Scope::Read, Scope::Write],
+        Some("first key".into()),
+        now,
+    )
+    .await?;
+    Ok(Some((user, key)))
+}

@@ -1,0 +1,175 @@
+//! Bearer-key authentication. A middleware on `/v1` authenticates the key
+//! (401), applies its rate limit (429) and leaves the [`Principal`] in the
+//! request; handlers then state the scope they need in their signature
+//! with [`Auth<Read>`] or [`Auth<Write>`] (403 when missing).
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::marker::PhantomData;
+use subtle::ConstantTimeEq;
+
+use cofre_domain::auth::{ApiKey, Scope, hash_secret, split_key};
+use cofre_domain::{ApiKeyId, UserId};
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::rate_limit::Decision;
+
+/// Who is calling: the key's owner, the key, and what it may do.
+#[derive(Clone, Debug)]
+pub struct Principal {
+    pub user_id: UserId,
+    pub key_id: ApiKeyId,
+    pub scopes: Vec<Scope>,
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// Checks a key against the stored hash, in constant time.
+pub fn verify(key: &ApiKey, secret: &str) -> bool {
+    let given = hash_secret(secret);
+    let matches: bool = given.as_bytes().ct_eq(key.secret_hash.as_bytes()).into();
+    matches && key.revoked_at.is_none()
+}
+
+async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+    let token = bearer(headers).ok_or(ApiError::Unauthorized)?;
+    let (key_id, secret) = split_key(token).ok_or(ApiError::Unauthorized)?;
+    let key = state
+        .store
+        .find_api_key(key_id)
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    if !verify(&key, secret) {
+        return Err(ApiError::Unauthorized);
+    }
+    Ok(Principal {
+        user_id: key.user_id,
+        key_id: key.id,
+        scopes: key.scopes,
+    })
+}
+
+fn rate_headers(headers: &mut HeaderMap, decision: &Decision) {
+    headers.insert("ratelimit-limit", HeaderValue::from(decision.limit));
+    headers.insert("ratelimit-remaining", HeaderValue::from(decision.remaining));
+    headers.insert("ratelimit-reset", HeaderValue::from(decision.reset));
+}
+
+/// Middleware for every `/v1` route.
+pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let principal = match authenticate(&state, req.headers()).await {
+        Ok(p) => p,
+        Err(err) => return err.into_response(),
+    };
+    let decision = state
+        .limiter
+        .check(&principal.key_id.to_string(), &state.config.rate_windows());
+    if let Some(d) = &decision
+        && !d.allowed
+    {
+        let mut response = ApiError::RateLimited {
+            retry_after: d.retry_after,
+        }
+        .into_response();
+        rate_headers(response.headers_mut(), d);
+        return response;
+    }
+    req.extensions_mut().insert(principal);
+    let mut response = next.run(req).await;
+    if let Some(d) = &decision {
+        rate_headers(response.headers_mut(), d);
+    }
+    response
+}
+
+/// A scope a handler can require.
+pub trait RequiredScope: Send + Sync {
+    const SCOPE: Scope;
+}
+
+pub struct Read;
+pub struct Write;
+
+impl RequiredScope for Read {
+    const SCOPE: Scope = Scope::Read;
+}
+
+impl RequiredScope for Write {
+    const SCOPE: Scope = Scope::Write;
+}
+
+/// The authenticated caller, proven to hold scope `S`.
+pub struct Auth<S: RequiredScope> {
+    pub principal: Principal,
+    _scope: PhantomData<S>,
+}
+
+impl<S: RequiredScope> Auth<S> {
+    pub fn user(&self) -> UserId {
+        self.principal.user_id
+    }
+}
+
+impl<St: Send + Sync, S: RequiredScope> FromRequestParts<St> for Auth<S> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &St) -> Result<Self, Self::Rejection> {
+        let principal = parts
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .ok_or(ApiError::Unauthorized)?;
+        if !principal.scopes.contains(&S::SCOPE) {
+            return Err(ApiError::InsufficientScope(S::SCOPE.as_str()));
+        }
+        Ok(Auth {
+            principal,
+            _scope: PhantomData,
+        })
+    }
+}
+
+/// A new random secret: 32 bytes from the OS, hex encoded.
+pub fn new_secret() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_bearer_tokens() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abc"),
+        );
+        assert_eq!(bearer(&headers), Some("abc"));
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("bearer  abc "),
+        );
+        assert_eq!(bearer(&headers), Some("abc"));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert_eq!(bearer(&headers), None);
+    }
+
+    #[test]
+    fn secrets_are_random_hex() {
+        let a = new_secret().unwrap();
+        let b = new_secret().unwrap();
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+    }
+}

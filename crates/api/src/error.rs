@@ -1,0 +1,222 @@
+//! One error type for every handler, rendered as an RFC 9457 problem
+//! document. [`ApiError::meta`] is the single table of status, code and
+//! title; internal errors are logged and never shown.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use cofre_domain::{DomainError, FieldError};
+use cofre_store::StoreError;
+
+#[derive(Debug)]
+pub enum ApiError {
+    Validation(Vec<FieldError>),
+    Unauthorized,
+    InsufficientScope(&'static str),
+    NotFound,
+    ProjectionNotFound,
+    IdConflict,
+    TitleConflict,
+    RateLimited { retry_after: u64 },
+    PayloadTooLarge { limit: usize },
+    UnsupportedMediaType(String),
+    MethodNotAllowed,
+    Internal(String),
+}
+
+/// The body of every error response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Problem {
+    /// A URI naming the kind of problem: `urn:cofre:problem:<code>`.
+    #[serde(rename = "type")]
+    pub problem_type: String,
+    pub title: &'static str,
+    pub status: u16,
+    pub detail: String,
+    /// Stable snake_case code, e.g. `validation_error`, `not_found`.
+    pub code: &'static str,
+    /// Present on validation errors: every bad field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<ProblemField>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProblemField {
+    pub field: String,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Validation(vec![FieldError {
+            field: field.into(),
+            message: message.into(),
+        }])
+    }
+
+    /// Status, code and title of each variant: the one table.
+    fn meta(&self) -> (StatusCode, &'static str, &'static str) {
+        match self {
+            ApiError::Validation(_) => (
+                StatusCode::BAD_REQUEST,
+                "validation_error",
+                "Invalid request",
+            ),
+            ApiError::Unauthorized => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "Missing or invalid API key",
+            ),
+            ApiError::InsufficientScope(_) => (
+                StatusCode::FORBIDDEN,
+                "insufficient_scope",
+                "Insufficient scope",
+            ),
+            ApiError::NotFound => (StatusCode::NOT_FOUND, "not_found", "Not found"),
+            ApiError::ProjectionNotFound => (
+                StatusCode::NOT_FOUND,
+                "projection_not_found",
+                "Projection not found",
+            ),
+            ApiError::IdConflict => (StatusCode::CONFLICT, "id_conflict", "Id already used"),
+            ApiError::TitleConflict => (
+                StatusCode::CONFLICT,
+                "title_conflict",
+                "Title already in use",
+            ),
+            ApiError::RateLimited { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "Rate limit exceeded",
+            ),
+            ApiError::PayloadTooLarge { .. } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "Payload too large",
+            ),
+            ApiError::UnsupportedMediaType(_) => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "Unsupported media type",
+            ),
+            ApiError::MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "Method not allowed",
+            ),
+            ApiError::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "Internal server error",
+            ),
+        }
+    }
+
+    fn detail(&self) -> String {
+        match self {
+            ApiError::Validation(errors) => errors
+                .iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect::<Vec<_>>()
+                .join("; "),
+            ApiError::Unauthorized => {
+                "send a valid key as 'Authorization: Bearer cofre_<id>_<secret>'".into()
+            }
+            ApiError::InsufficientScope(scope) => {
+                format!("this operation needs a key with the '{scope}' scope")
+            }
+            ApiError::NotFound => "the resource does not exist".into(),
+            ApiError::ProjectionNotFound => "no projected entry is produced for this handle".into(),
+            ApiError::IdConflict => "this id was already used for a different request".into(),
+            ApiError::TitleConflict => "another item already has this title".into(),
+            ApiError::RateLimited { retry_after } => {
+                format!("too many requests; retry in {retry_after} s")
+            }
+            ApiError::PayloadTooLarge { limit } => {
+                format!("the request body is larger than {limit} bytes")
+            }
+            ApiError::UnsupportedMediaType(detail) => detail.clone(),
+            ApiError::MethodNotAllowed => "this path does not accept this method".into(),
+            ApiError::Internal(_) => "an unexpected error occurred; it has been logged".into(),
+        }
+    }
+
+    pub fn into_problem(self) -> (StatusCode, Problem) {
+        let (status, code, title) = self.meta();
+        if let ApiError::Internal(message) = &self {
+            tracing::error!(error = %message, "internal error");
+        }
+        let detail = self.detail();
+        let errors = match self {
+            ApiError::Validation(list) => Some(
+                list.into_iter()
+                    .map(|e| ProblemField {
+                        field: e.field,
+                        message: e.message,
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        (
+            status,
+            Problem {
+                problem_type: format!("urn:cofre:problem:{code}"),
+                title,
+                status: status.as_u16(),
+                detail,
+                code,
+                errors,
+            },
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let retry_after = match &self {
+            ApiError::RateLimited { retry_after } => Some(*retry_after),
+            _ => None,
+        };
+        let unauthorized = matches!(self, ApiError::Unauthorized);
+        let (status, problem) = self.into_problem();
+        let body = serde_json::to_vec(&problem).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if unauthorized {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(seconds) = retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+impl From<DomainError> for ApiError {
+    fn from(err: DomainError) -> Self {
+        match err {
+            DomainError::Validation(list) => ApiError::Validation(list),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::NotFound => ApiError::NotFound,
+            StoreError::Invalid(domain) => domain.into(),
+            StoreError::IdConflict => ApiError::IdConflict,
+            StoreError::TitleConflict => ApiError::TitleConflict,
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,207 @@
+//! Extractors whose every rejection is one of our problem documents, with
+//! the offending field named. Handlers never use bare `axum::Json`,
+//! `Query` or `Path`.
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+/// Maximum size of a JSON request body.
+pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
+
+/// A JSON body. Also a JSON response with status 200.
+pub struct AppJson<T>(pub T);
+
+fn is_json(content_type: &str) -> bool {
+    let mime = content_type.split(';').next().unwrap_or("").trim();
+    mime.eq_ignore_ascii_case("application/json")
+        || (mime.starts_with("application/") && mime.ends_with("+json"))
+}
+
+/// Turns a serde error with its path into a field error. `root` names the
+/// field used when the error is about the whole document.
+fn deserialize_error<E: std::fmt::Display>(
+    err: serde_path_to_error::Error<E>,
+    root: &str,
+) -> ApiError {
+    let path = err.path().to_string();
+    let field = if path == "." || path.is_empty() {
+        root.to_owned()
+    } else {
+        path
+    };
+    let message = err.into_inner().to_string();
+    // serde_json appends a position that means nothing to an API client
+    // once the field is named.
+    let message = match message.find(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message,
+    };
+    ApiError::field(field, message)
+}
+
+/// Parses a JSON document into `T`, naming the field of any error.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
+        if err.inner().is_syntax() || err.inner().is_eof() {
+            let inner = err.into_inner();
+            ApiError::field("body", format!("malformed JSON: {inner}"))
+        } else {
+            deserialize_error(err, "body")
+        }
+    })?;
+    de.end()
+        .map_err(|e| ApiError::field("body", format!("malformed JSON: {e}")))?;
+    Ok(value)
+}
+
+impl<S, T> FromRequest<S> for AppJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if let Some(value) = req.headers().get(header::CONTENT_TYPE) {
+            let text = value.to_str().unwrap_or("");
+            if !is_json(text) {
+                return Err(ApiError::UnsupportedMediaType(format!(
+                    "send the body as JSON with 'Content-Type: application/json' (got {text:?})"
+                )));
+            }
+        }
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|rejection| match rejection {
+                BytesRejection::FailedToBufferBody(_) => ApiError::PayloadTooLarge {
+                    limit: JSON_BODY_LIMIT,
+                },
+                other => ApiError::field("body", other.body_text()),
+            })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(ApiError::field("body", "a JSON object is required"));
+        }
+        parse_json(&bytes).map(AppJson)
+    }
+}
+
+impl<T: Serialize> IntoResponse for AppJson<T> {
+    fn into_response(self) -> Response {
+        match serde_json::to_vec(&self.0) {
+            Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+            Err(err) => ApiError::Internal(format!("serialising response: {err}")).into_response(),
+        }
+    }
+}
+
+/// Query parameters. The target struct should deny unknown fields and take
+/// values as strings, so that each parameter is validated with its name.
+pub struct AppQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for AppQuery<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or("");
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(de)
+            .map(AppQuery)
+            .map_err(|err| deserialize_error(err, "query"))
+    }
+}
+
+/// Path parameters; a malformed path is a validation error.
+pub struct AppPath<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for AppPath<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| AppPath(value))
+            .map_err(|rejection| ApiError::field("path", rejection.body_text()))
+    }
+}
+
+/// Parses an id given in the path: malformed is a 400 naming `id`.
+pub fn path_id<T>(text: &str, parse: impl Fn(&str) -> Option<T>) -> Result<T, ApiError> {
+    parse(text).ok_or_else(|| ApiError::field("id", "must be a UUID"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cofre_domain::FieldError;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Body {
+        title: Option<String>,
+        count: Option<u32>,
+        amount: Option<crate::json::JsonMoney>,
+    }
+
+    fn field_of(err: ApiError) -> String {
+        match err {
+            ApiError::Validation(list) => {
+                let FieldError { field, .. } = &list[0];
+                field.clone()
+            }
+            other => panic!("not a validation error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn names_the_field() {
+        assert_eq!(
+            field_of(parse_json::<Body>(br#"{"count": "x"}"#).unwrap_err()),
+            "count"
+        );
+        assert_eq!(
+            field_of(parse_json::<Body>(br#"{"nope": 1}"#).unwrap_err()),
+            "nope"
+        );
+        assert_eq!(
+            field_of(parse_json::<Body>(br#"{"amount": 1.234}"#).unwrap_err()),
+            "amount"
+        );
+        assert_eq!(
+            field_of(parse_json::<Body>(br#"{"title": "#).unwrap_err()),
+            "body"
+        );
+        assert_eq!(field_of(parse_json::<Body>(br#"[]"#).unwrap_err()), "body");
+        assert_eq!(
+            field_of(parse_json::<Body>(br#"{} x"#).unwrap_err()),
+            "body"
+        );
+    }
+
+    #[test]
+    fn json_content_types() {
+        assert!(is_json("application/json"));
+        assert!(is_json("application/json; charset=utf-8"));
+        assert!(is_json("application/merge-patch+json"));
+        assert!(!is_json("application/x-www-form-urlencoded"));
+        assert!(!is_json("text/plain"));
+    }
+}

@@ -1,0 +1,179 @@
+//! JSON shapes shared by every resource: exact money as JSON numbers, card
+//! days given as integers or strings, and PATCH fields that tell "absent"
+//! from "null".
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::{OneOfBuilder, RefOr};
+use utoipa::{PartialSchema, ToSchema};
+
+use cofre_domain::Money;
+use cofre_domain::account::Patch;
+
+/// Money on the wire: a JSON number read from its literal text (never via
+/// a float) and written with two decimals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonMoney(pub Money);
+
+impl Serialize for JsonMoney {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw = RawValue::from_string(self.0.to_string()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonMoney {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        Money::parse(raw.get())
+            .map(JsonMoney)
+            .map_err(de::Error::custom)
+    }
+}
+
+impl PartialSchema for JsonMoney {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::new(Type::Number))
+            .description(Some("Exact amount with at most 2 decimal places"))
+            .examples([serde_json::json!(1234.5)])
+            .into()
+    }
+}
+
+impl ToSchema for JsonMoney {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Money")
+    }
+}
+
+impl From<Money> for JsonMoney {
+    fn from(m: Money) -> Self {
+        JsonMoney(m)
+    }
+}
+
+/// A card day: an integer, or a string holding one ("5"). The range is
+/// checked by the account rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CardDay(pub i64);
+
+impl<'de> Deserialize<'de> for CardDay {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct DayVisitor;
+        const EXPECTED: &str = "an integer from 1 to 31, or a string holding one";
+        impl Visitor<'_> for DayVisitor {
+            type Value = CardDay;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(EXPECTED)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<CardDay, E> {
+                Ok(CardDay(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<CardDay, E> {
+                i64::try_from(v)
+                    .map(CardDay)
+                    .map_err(|_| E::custom(format!("must be {EXPECTED}")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<CardDay, E> {
+                v.trim()
+                    .parse::<i64>()
+                    .map(CardDay)
+                    .map_err(|_| E::custom(format!("must be {EXPECTED}")))
+            }
+        }
+        deserializer.deserialize_any(DayVisitor)
+    }
+}
+
+impl PartialSchema for CardDay {
+    fn schema() -> RefOr<Schema> {
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::new(Type::Integer))
+                    .minimum(Some(1))
+                    .maximum(Some(31)),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::new(Type::String))
+                    .pattern(Some("^[0-9]{1,2}$")),
+            )
+            .description(Some(
+                "Day of the month, 1-31, as an integer or a string holding one",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for CardDay {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("CardDay")
+    }
+}
+
+/// For `#[serde(default, deserialize_with = "patch")]`: absent keeps,
+/// `null` clears, a value sets.
+pub fn patch<'de, D, T>(deserializer: D) -> Result<Patch<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(match Option::<T>::deserialize(deserializer)? {
+        Some(value) => Patch::Set(value),
+        None => Patch::Clear,
+    })
+}
+
+/// Maps the value inside a patch.
+pub fn map_patch<T, U>(patch: Patch<T>, f: impl FnOnce(T) -> U) -> Patch<U> {
+    match patch {
+        Patch::Keep => Patch::Keep,
+        Patch::Clear => Patch::Clear,
+        Patch::Set(v) => Patch::Set(f(v)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Body {
+        amount: JsonMoney,
+        day: CardDay,
+        #[serde(default, deserialize_with = "patch")]
+        limit: Patch<JsonMoney>,
+    }
+
+    #[test]
+    fn money_round_trips_exactly() {
+        let body: Body = serde_json::from_str(r#"{"amount": 0.1, "day": "7"}"#).unwrap();
+        assert_eq!(body.amount.0, Money::from_cents(10));
+        assert_eq!(body.day, CardDay(7));
+        assert_eq!(body.limit, Patch::Keep);
+        let json = serde_json::to_string(&JsonMoney(Money::from_cents(-1050))).unwrap();
+        assert_eq!(json, "-10.50");
+    }
+
+    #[test]
+    fn patch_tells_null_from_absent() {
+        let body: Body = serde_json::from_str(r#"{"amount": 1, "day": 1, "limit": null}"#).unwrap();
+        assert_eq!(body.limit, Patch::Clear);
+        let body: Body = serde_json::from_str(r#"{"amount": 1, "day": 1, "limit": 2.5}"#).unwrap();
+        assert_eq!(body.limit, Patch::Set(JsonMoney(Money::from_cents(250))));
+    }
+
+    #[test]
+    fn rejects_bad_money_and_days() {
+        assert!(serde_json::from_str::<Body>(r#"{"amount": 1.001, "day": 1}"#).is_err());
+        assert!(serde_json::from_str::<Body>(r#"{"amount": "1", "day": 1}"#).is_err());
+        assert!(serde_json::from_str::<Body>(r#"{"amount": 1, "day": "x"}"#).is_err());
+        assert!(serde_json::from_str::<Body>(r#"{"amount": 1, "day": 1.5}"#).is_err());
+    }
+}

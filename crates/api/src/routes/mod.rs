@@ -1,0 +1,46 @@
+//! One module per resource, each exposing its routes.
+
+mod accounts;
+mod categories;
+mod me;
+mod operations;
+mod tags;
+mod transactions;
+
+use axum::http::StatusCode;
+use utoipa::IntoResponses;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::AppState;
+use crate::error::Problem;
+
+pub use operations::router as operations;
+
+pub fn v1() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(me::router())
+        .merge(accounts::router())
+        .merge(categories::router())
+        .merge(tags::router())
+        .merge(transactions::router())
+}
+
+/// Errors every authenticated route can answer.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub enum CommonErrors {
+    /// Missing, unknown or revoked API key.
+    #[response(status = 401, content_type = "application/problem+json")]
+    Unauthorized(Problem),
+    /// Rate limit exceeded; see `Retry-After`.
+    #[response(status = 429, content_type = "application/problem+json")]
+    RateLimited(Problem),
+    /// Unexpected error; details are logged, never shown.
+    #[response(status = 500, content_type = "application/problem+json")]
+    Internal(Problem),
+}
+
+/// `201 Created` with a JSON body.
+pub fn created<T: serde::Serialize>(body: T) -> (StatusCode, crate::extract::AppJson<T>) {
+    (StatusCode::CREATED, crate::extract::AppJson(body))
+}

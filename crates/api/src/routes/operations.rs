@@ -1,0 +1,65 @@
+//! Health, readiness and metrics: public, outside `/v1`.
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::error::{ApiError, Problem};
+use crate::extract::AppJson;
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`
+    pub status: &'static str,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        .routes(routes!(metrics))
+}
+
+/// Liveness: the process is up.
+#[utoipa::path(get, path = "/healthz", tag = "operations", security(()),
+    responses((status = 200, body = Health)))]
+async fn healthz() -> AppJson<Health> {
+    AppJson(Health { status: "ok" })
+}
+
+/// Readiness: the database answers.
+#[utoipa::path(get, path = "/readyz", tag = "operations", security(()),
+    responses((status = 200, body = Health),
+        (status = 503, body = Problem, content_type = "application/problem+json")))]
+async fn readyz(State(state): State<AppState>) -> axum::response::Response {
+    match state.store.ping().await {
+        Ok(()) => AppJson(Health { status: "ok" }).into_response(),
+        Err(err) => {
+            tracing::warn!(error = %err, "readiness check failed");
+            let (_, mut problem) = ApiError::Internal(err.to_string()).into_problem();
+            problem.status = StatusCode::SERVICE_UNAVAILABLE.as_u16();
+            problem.detail = "the database does not answer".into();
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::CONTENT_TYPE, "application/problem+json")],
+                serde_json::to_vec(&problem).unwrap_or_default(),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// Prometheus metrics in the text exposition format.
+#[utoipa::path(get, path = "/metrics", tag = "operations", security(()),
+    responses((status = 200, content_type = "text/plain", body = String)))]
+async fn metrics() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        crate::metrics_handle().render(),
+    )
+}

@@ -1,0 +1,99 @@
+//! `/v1/tags`: the user's labels.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use cofre_domain::FieldErrors;
+use cofre_domain::tag::{Tag, new_tag};
+use cofre_domain::time::format_timestamp;
+
+use super::{CommonErrors, created};
+use crate::AppState;
+use crate::auth::{Auth, Read, Write};
+use crate::error::{ApiResult, Problem};
+use crate::extract::AppJson;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_tags, create_tag))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TagBody {
+    pub id: String,
+    pub title: String,
+    /// `#RRGGBB`
+    pub color_hex: String,
+    pub created_at: String,
+}
+
+impl From<Tag> for TagBody {
+    fn from(t: Tag) -> Self {
+        Self {
+            id: t.id.to_string(),
+            title: t.title,
+            color_hex: t.color_hex,
+            created_at: format_timestamp(t.created_at),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TagList {
+    pub data: Vec<TagBody>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTag {
+    /// Unique per user, ignoring case.
+    #[schema(required = true, max_length = 200)]
+    title: Option<String>,
+    /// `#RRGGBB`
+    #[schema(required = true)]
+    color_hex: Option<String>,
+}
+
+/// The user's tags, ordered by title.
+#[utoipa::path(get, path = "/v1/tags", tag = "tags",
+    responses((status = 200, body = TagList), CommonErrors))]
+async fn list_tags(State(state): State<AppState>, auth: Auth<Read>) -> ApiResult<AppJson<TagList>> {
+    let tags = state.store.list_tags(auth.user()).await?;
+    Ok(AppJson(TagList {
+        data: tags.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// Creates a tag. 409 `title_conflict` when the title exists (any case).
+#[utoipa::path(post, path = "/v1/tags", tag = "tags", request_body = CreateTag,
+    responses((status = 201, body = TagBody),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        CommonErrors))]
+async fn create_tag(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    AppJson(body): AppJson<CreateTag>,
+) -> ApiResult<(StatusCode, AppJson<TagBody>)> {
+    let mut errors = FieldErrors::new();
+    if body.title.is_none() {
+        errors.add("title", "is required");
+    }
+    if body.color_hex.is_none() {
+        errors.add("color_hex", "is required");
+    }
+    errors.finish()?;
+    let tag = new_tag(
+        body.title.as_deref().unwrap_or_default(),
+        body.color_hex.as_deref().unwrap_or_default(),
+    )?;
+    let tag = state
+        .store
+        .create_tag(auth.user(), &tag, state.clock.now())
+        .await?;
+    Ok(created(tag.into()))
+}

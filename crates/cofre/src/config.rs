@@ -1,0 +1,105 @@
+//! Settings: every flag also reads a `COFRE_*` environment variable.
+
+use clap::{Args, ValueEnum};
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+
+use cofre_domain::time::Clock;
+
+#[derive(Args)]
+pub struct Common {
+    /// `sqlite://PATH` (created if missing) or `postgres://USER@HOST/DB`.
+    #[arg(
+        long,
+        global = true,
+        env = "COFRE_DATABASE_URL",
+        default_value = "sqlite://cofre.db"
+    )]
+    pub database_url: String,
+    /// Pins the clock to an RFC 3339 instant (tests and demos).
+    #[arg(long, global = true, env = "COFRE_NOW")]
+    pub now: Option<String>,
+    /// Time zone of "today" and "this month".
+    #[arg(
+        long,
+        global = true,
+        env = "COFRE_TIMEZONE",
+        default_value = "America/Sao_Paulo"
+    )]
+    pub timezone: String,
+    /// Log format on stderr.
+    #[arg(long, global = true, env = "COFRE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    Json,
+    Text,
+}
+
+impl Common {
+    pub fn clock(&self) -> Result<Clock, String> {
+        let zone = TimeZone::get(&self.timezone).map_err(|e| {
+            format!(
+                "COFRE_TIMEZONE {:?} is not a known time zone: {e}",
+                self.timezone
+            )
+        })?;
+        let pinned = self
+            .now
+            .as_deref()
+            .map(|text| {
+                text.parse::<Timestamp>()
+                    .map_err(|e| format!("COFRE_NOW {text:?} is not an RFC 3339 instant: {e}"))
+            })
+            .transpose()?;
+        Ok(Clock::new(pinned, zone))
+    }
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "COFRE_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+    /// Base URL clients use to reach this server.
+    #[arg(
+        long,
+        env = "COFRE_PUBLIC_URL",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    pub public_url: String,
+    /// Currency of new accounts and of totals.
+    #[arg(long, env = "COFRE_BASE_CURRENCY", default_value = "BRL")]
+    pub base_currency: String,
+    /// Requests per key per minute (0 turns the window off).
+    #[arg(long, env = "COFRE_RATE_LIMIT_PER_MINUTE", default_value_t = 300)]
+    pub rate_limit_per_minute: u32,
+    /// Requests per key per day (0 turns the window off).
+    #[arg(long, env = "COFRE_RATE_LIMIT_PER_DAY", default_value_t = 50_000)]
+    pub rate_limit_per_day: u32,
+}
+
+impl ServeArgs {
+    pub fn base_currency(&self) -> Result<String, String> {
+        cofre_domain::text::currency("base_currency", &self.base_currency).map_err(|_| {
+            format!(
+                "COFRE_BASE_CURRENCY {:?} is not a 3-letter code",
+                self.base_currency
+            )
+        })
+    }
+}
+
+pub fn init_tracing(common: &Common) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("COFRE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match common.log_format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
