@@ -1,0 +1,13 @@
+//! Black-box HTTP tests: the real router against a real database, every
+//! scenario on SQLite and on PostgreSQL (`COFRE_TEST_POSTGRES_URL`).
+
+mod support;
+
+mod accounts;
+mod auth;
+mod categories;
+mod listing;
+mod operations;
+mod profile;
+mod tags;
+mod transactions;

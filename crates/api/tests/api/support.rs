@@ -1,0 +1,342 @@
+//! `TestApp`: a fresh database (SQLite temp file, or a new PostgreSQL
+//! database dropped afterwards), the real router, and typed request helpers.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request};
+use serde_json::Value;
+use sqlx::Connection;
+use std::sync::Arc;
+use tower::ServiceExt;
+
+use cofre_api::admin::issue_key;
+use cofre_api::rate_limit::MemoryLimiter;
+use cofre_api::{ApiConfig, AppState};
+use cofre_domain::UserId;
+use cofre_domain::auth::Scope;
+use cofre_domain::time::Clock;
+use cofre_store::Store;
+
+/// Today in the tests: 2026-11-22 in São Paulo.
+pub const NOW: &str = "2026-11-22T15:00:00Z";
+pub const TODAY: &str = "2026-11-22";
+
+#[derive(Clone, Debug)]
+pub enum Backend {
+    Sqlite,
+    Postgres(String),
+}
+
+impl Backend {
+    /// The PostgreSQL backend when `COFRE_TEST_POSTGRES_URL` is set. Without
+    /// it the test is skipped with a notice, except under `CI=true`, where
+    /// skipping is a failure.
+    pub fn postgres() -> Option<Backend> {
+        match std::env::var("COFRE_TEST_POSTGRES_URL") {
+            Ok(url) if !url.is_empty() => Some(Backend::Postgres(url)),
+            _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                panic!(
+                    "CI=true but COFRE_TEST_POSTGRES_URL is not set: the PostgreSQL suite must run"
+                )
+            }
+            _ => {
+                eprintln!(
+                    "SKIPPED (PostgreSQL): set COFRE_TEST_POSTGRES_URL to run this test on PostgreSQL"
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Runs each named scenario `async fn name(backend: Backend)` once per
+/// backend, as `<module>::sqlite::name` and `<module>::postgres::name`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::support::Backend::Sqlite).await
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    if let Some(backend) = $crate::support::Backend::postgres() {
+                        super::$name(backend).await
+                    }
+                }
+            )*
+        }
+    };
+}
+
+enum Database {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    Postgres { admin_url: String, name: String },
+}
+
+pub struct TestApp {
+    router: Router,
+    pub store: Arc<dyn Store>,
+    /// A read,write key of the first user.
+    pub key: String,
+    pub user: UserId,
+    database: Database,
+}
+
+pub struct Response {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts a problem document with this status and code.
+    #[track_caller]
+    pub fn problem(&self, status: u16, code: &str) -> &Self {
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json")
+        );
+        assert_eq!(self.body["code"], code, "body: {}", self.body);
+        assert_eq!(self.body["status"], status);
+        assert!(self.body["title"].is_string() && self.body["detail"].is_string());
+        assert!(
+            self.body["type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with(code))
+        );
+        self
+    }
+
+    /// Asserts a 400 validation error naming exactly these fields.
+    #[track_caller]
+    pub fn invalid(&self, fields: &[&str]) -> &Self {
+        self.problem(400, "validation_error");
+        let named: Vec<&str> = self.body["errors"]
+            .as_array()
+            .expect("errors array")
+            .iter()
+            .map(|e| e["field"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(named, fields, "body: {}", self.body);
+        self
+    }
+
+    #[track_caller]
+    pub fn ok(&self, status: u16) -> &Value {
+        assert_eq!(self.status, status, "body: {}", self.body);
+        &self.body
+    }
+}
+
+impl TestApp {
+    pub async fn start(backend: Backend) -> TestApp {
+        Self::start_with(backend, ApiConfig::default()).await
+    }
+
+    pub async fn start_with(backend: Backend, config: ApiConfig) -> TestApp {
+        let (url, database) = match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let url = format!("sqlite://{}", dir.path().join("test.db").display());
+                (url, Database::Sqlite(dir))
+            }
+            Backend::Postgres(admin_url) => {
+                let name = format!("cofre_test_{}", uuid_simple());
+                let mut admin = sqlx::PgConnection::connect(&admin_url)
+                    .await
+                    .expect("connect to COFRE_TEST_POSTGRES_URL");
+                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                    .execute(&mut admin)
+                    .await
+                    .expect("create test database");
+                let url = with_database(&admin_url, &name);
+                (url, Database::Postgres { admin_url, name })
+            }
+        };
+        let store = cofre_store::connect(&url).await.expect("open store");
+        let now: jiff::Timestamp = NOW.parse().expect("NOW");
+        let zone = jiff::tz::TimeZone::get("America/Sao_Paulo").expect("zone");
+        let state = AppState {
+            store: store.clone(),
+            clock: Clock::new(Some(now), zone),
+            limiter: Arc::new(MemoryLimiter::new()),
+            config: Arc::new(config),
+        };
+        let router = cofre_api::router(state);
+        let mut app = TestApp {
+            router,
+            store,
+            key: String::new(),
+            user: UserId::new(),
+            database,
+        };
+        let (user, key) = app.new_user().await;
+        app.user = user;
+        app.key = key;
+        app
+    }
+
+    /// A new user with a read,write key.
+    pub async fn new_user(&self) -> (UserId, String) {
+        let now = NOW.parse().expect("NOW");
+        let user = self
+            .store
+            .create_user(Some("Test"), now)
+            .await
+            .expect("user");
+        let key = self.key_for(user.id, &[Scope::Read, Scope::Write]).await;
+        (user.id, key)
+    }
+
+    pub async fn key_for(&self, user: UserId, scopes: &[Scope]) -> String {
+        let now = NOW.parse().expect("NOW");
+        issue_key(self.store.as_ref(), user, scopes.to_vec(), None, now)
+            .await
+            .expect("key")
+            .token
+    }
+
+    pub async fn send(&self, request: Request<Body>) -> Response {
+        let response = self
+            .router
+            .clone()
+            .oneshot(request)
+            .await
+            .expect("infallible");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        Response {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// A request with `key` (none when `None`) and an optional JSON body.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> Response {
+        let mut builder = Request::builder().method(method).uri(path);
+        if let Some(key) = key {
+            builder = builder.header("authorization", format!("Bearer {key}"));
+        }
+        let request = match body {
+            Some(json) => builder
+                .header("content-type", "application/json")
+                .body(Body::from(json.to_string())),
+            None => builder.body(Body::empty()),
+        }
+        .expect("request");
+        self.send(request).await
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.call(Method::GET, path, Some(&self.key), None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Response {
+        self.call(Method::POST, path, Some(&self.key), Some(body))
+            .await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> Response {
+        self.call(Method::PATCH, path, Some(&self.key), Some(body))
+            .await
+    }
+
+    pub async fn delete(&self, path: &str) -> Response {
+        self.call(Method::DELETE, path, Some(&self.key), None).await
+    }
+
+    /// Creates a bank account and returns its id.
+    pub async fn bank(&self, title: &str) -> String {
+        let body = self
+            .post(
+                "/v1/accounts",
+                serde_json::json!({"type": "BANK", "title": title}),
+            )
+            .await;
+        body.ok(201)["id"].as_str().expect("id").to_owned()
+    }
+
+    /// Creates a transaction (201) and returns it.
+    pub async fn tx(&self, body: Value) -> Value {
+        let response = self.post("/v1/transactions", body).await;
+        response.ok(201)["transaction"].clone()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Database::Postgres { admin_url, name } = &self.database {
+            let (admin_url, name) = (admin_url.clone(), name.clone());
+            // Drop runs outside async; a helper thread does the cleanup.
+            let done = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                runtime.block_on(async move {
+                    if let Ok(mut admin) = sqlx::PgConnection::connect(&admin_url).await {
+                        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                        )))
+                        .execute(&mut admin)
+                        .await;
+                    }
+                });
+            });
+            let _ = done.join();
+        }
+    }
+}
+
+fn uuid_simple() -> String {
+    cofre_domain::UserId::new().0.simple().to_string()
+}
+
+/// Replaces the database name of a PostgreSQL URL.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_part = match base[scheme_end..].find('/') {
+        Some(slash) => &base[..scheme_end + slash],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{host_part}/{name}?{q}"),
+        None => format!("{host_part}/{name}"),
+    }
+}
