@@ -32,12 +32,14 @@ fn deserialize_error<E: std::fmt::Display>(
     root: &str,
 ) -> ApiError {
     let path = err.path().to_string();
+    let message = err.into_inner().to_string();
     let field = if path == "." || path.is_empty() {
-        root.to_owned()
+        // serde reports duplicate and missing fields on the enclosing
+        // object; its message still names the field.
+        named_field(&message).unwrap_or(root).to_owned()
     } else {
         path
     };
-    let message = err.into_inner().to_string();
     // serde_json appends a position that means nothing to an API client
     // once the field is named.
     let message = match message.find(" at line ") {
@@ -47,8 +49,21 @@ fn deserialize_error<E: std::fmt::Display>(
     ApiError::field(field, message)
 }
 
+/// The name in "duplicate field `x`", "missing field `x`" or "unknown field `x`".
+fn named_field(message: &str) -> Option<&str> {
+    let rest = ["duplicate field `", "missing field `", "unknown field `"]
+        .iter()
+        .find_map(|prefix| message.strip_prefix(prefix))?;
+    rest.split_once('`').map(|(name, _)| name)
+}
+
 /// Parses a JSON document into `T`, naming the field of any error.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Every body of this API is an object; serde would otherwise accept an
+    // array as a struct written positionally.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::field("body", "must be a JSON object"));
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         if err.inner().is_syntax() || err.inner().is_eof() {

@@ -128,6 +128,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// The whole application: `/v1` behind authentication, plus the public
 /// documentation and operations endpoints.
 pub fn router(state: AppState) -> Router {
+    // Install the recorder before the first request is counted.
+    metrics_handle();
     let (v1, operations, openapi) = parts();
     let v1 = v1.route_layer(middleware::from_fn_with_state(
         state.clone(),

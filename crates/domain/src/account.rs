@@ -359,14 +359,13 @@ fn credit_settings(
         (None, None) => base.map_or(DEFAULT_DUE_DAY, |b| b.due_day),
     };
 
-    let cycle_auto =
-        changes
-            .credit_cycle_auto
-            .unwrap_or_else(|| match (changes.credit_close_day, base) {
-                (Some(_), _) => false,
-                (None, Some(b)) => b.cycle_auto,
-                (None, None) => true,
-            });
+    let cycle_auto = changes
+        .credit_cycle_auto
+        .unwrap_or(match (changes.credit_close_day, base) {
+            (Some(_), _) => false,
+            (None, Some(b)) => b.cycle_auto,
+            (None, None) => true,
+        });
 
     let derived = auto_close_day(due_day);
     let close_day = if cycle_auto {
