@@ -17,8 +17,12 @@ pub fn required_text(field: &str, value: &str, max: usize) -> Result<String, Dom
     Ok(trimmed.to_owned())
 }
 
-/// Fails when `value` is longer than `max` characters (not bytes).
+/// Fails when `value` is longer than `max` characters (not bytes), or holds
+/// a NUL character (which PostgreSQL cannot store in text).
 pub fn max_chars(field: &str, value: &str, max: usize) -> Result<(), DomainError> {
+    if value.contains('\0') {
+        return Err(DomainError::field(field, "must not contain NUL characters"));
+    }
     if value.chars().count() > max {
         return Err(DomainError::field(
             field,
@@ -92,6 +96,8 @@ mod tests {
         assert!(required_text("title", "   ", 200).is_err());
         assert!(required_text("title", &"é".repeat(200), 200).is_ok());
         assert!(required_text("title", &"é".repeat(201), 200).is_err());
+        assert!(required_text("title", "a\0b", 200).is_err());
+        assert!(max_chars("notes", "a\0", 10).is_err());
     }
 
     #[test]

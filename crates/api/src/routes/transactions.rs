@@ -12,7 +12,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use cofre_domain::account::{Patch, SubType};
-use cofre_domain::text::lower;
+use cofre_domain::text::{lower, max_chars};
 use cofre_domain::time::{date_field, format_date, parse_date};
 use cofre_domain::transaction::{
     NewTransactionInput, PagePosition, PageRequest, Transaction, TransactionChanges,
@@ -38,6 +38,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 pub const DEFAULT_PAGE: usize = 50;
+/// Most ids one list parameter may name.
+pub const MAX_LIST: usize = 100;
 pub const MAX_PAGE: usize = 100;
 
 #[derive(Serialize, ToSchema)]
@@ -430,6 +432,10 @@ fn id_list<T>(
         errors.add(field, "must list at least one value");
         return None;
     }
+    if out.len() > MAX_LIST {
+        errors.add(field, format!("may list at most {MAX_LIST} values"));
+        return None;
+    }
     Some(out)
 }
 
@@ -441,7 +447,9 @@ fn decode_cursor(text: &str) -> Option<PagePosition> {
     let bytes = URL_SAFE_NO_PAD.decode(text).ok()?;
     let text = String::from_utf8(bytes).ok()?;
     let (date, id) = text.split_once('|')?;
-    if id.is_empty() || id.len() > 200 {
+    // Ids are UUIDs or projection handles: nothing else reaches the database.
+    let id_chars = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | ':' | '_');
+    if id.is_empty() || id.len() > 200 || !id.chars().all(id_chars) {
         return None;
     }
     Some(PagePosition {
@@ -543,8 +551,8 @@ impl ListQuery {
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(lower);
-        if search.as_ref().is_some_and(|s| s.chars().count() > 200) {
-            errors.add("search", "must be at most 200 characters");
+        if let Some(text) = &search {
+            errors.check(max_chars("search", text, 200));
         }
         let limit = match self.limit.as_deref() {
             None => DEFAULT_PAGE,
@@ -790,5 +798,13 @@ mod tests {
         assert_eq!(decode_cursor("not-a-cursor"), None);
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("2026-13-01|x")), None);
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("2026-01-01|")), None);
+        assert_eq!(
+            decode_cursor(&URL_SAFE_NO_PAD.encode("2026-01-01|a\0b")),
+            None
+        );
+        assert_eq!(
+            decode_cursor(&URL_SAFE_NO_PAD.encode("2026-01-01|a'b")),
+            None
+        );
     }
 }

@@ -346,12 +346,19 @@ async fn bad_queries_name_the_parameter(backend: Backend) {
         ("from=2026-01-01&to=2026-01-31&no_tags=1", &["no_tags"]),
         ("from=2026-01-01&to=2026-01-31&bogus=1", &["bogus"]),
         ("from=2026-01-01&from=2026-01-02&to=2026-01-31", &["from"]),
+        ("from=2026-01-01&to=2026-01-31&search=a%00b", &["search"]),
     ];
     for (query, fields) in cases {
         let response = app.get(&format!("/v1/transactions?{query}")).await;
         assert_eq!(response.status, 400, "query {query:?}: {}", response.body);
         response.invalid(fields);
     }
+    let too_many = vec!["00000000-0000-4000-8000-000000000000"; 101].join(",");
+    app.get(&format!(
+        "/v1/transactions?from=2026-01-01&to=2026-01-31&account_id={too_many}"
+    ))
+    .await
+    .invalid(&["account_id"]);
     // 366 days counting both ends is the largest window, also in leap years.
     app.get("/v1/transactions?from=2024-01-01&to=2024-12-31")
         .await
