@@ -174,6 +174,22 @@ mod tests {
         title: Option<String>,
         count: Option<u32>,
         amount: Option<crate::json::JsonMoney>,
+        kind: Option<Kind>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(try_from = "String")]
+    enum Kind {
+        A,
+    }
+
+    impl TryFrom<String> for Kind {
+        type Error = String;
+        fn try_from(text: String) -> Result<Self, String> {
+            (text == "A")
+                .then_some(Kind::A)
+                .ok_or_else(|| "must be A".into())
+        }
     }
 
     fn field_of(err: ApiError) -> String {

@@ -12,7 +12,7 @@ use crate::{AccountId, DomainError, FieldErrors, Money, UserId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE", try_from = "String")]
 pub enum AccountType {
     Bank,
     Credit,
@@ -37,7 +37,7 @@ impl AccountType {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE", try_from = "String")]
 pub enum SubType {
     SavingsAccount,
     CheckingAccount,
@@ -191,11 +191,10 @@ pub fn apply_changes(
     let mut errors = FieldErrors::new();
     let base = current.map(|a| &a.state);
 
-    let account_type = match (changes.account_type, changes.sub_type, base) {
-        (Some(t), _, _) => t,
-        (None, Some(sub), None) => sub.account_type(),
-        (None, _, Some(base)) => base.account_type,
-        (None, None, None) => {
+    let account_type = match (changes.account_type, base) {
+        (Some(t), _) => t,
+        (None, Some(base)) => base.account_type,
+        (None, None) => {
             return Err(DomainError::field("type", "is required (BANK or CREDIT)"));
         }
     };
@@ -401,6 +400,24 @@ fn credit_settings(
         cycle_auto,
         limit,
     })
+}
+
+/// Only the string form is accepted (serde would also take `{"NAME": null}`).
+impl TryFrom<String> for AccountType {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        AccountType::parse(&text).ok_or_else(|| format!("must be BANK or CREDIT, not {text:?}"))
+    }
+}
+
+/// Only the string form is accepted (serde would also take `{"NAME": null}`).
+impl TryFrom<String> for SubType {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        SubType::parse(&text).ok_or_else(|| {
+            format!("must be SAVINGS_ACCOUNT, CHECKING_ACCOUNT or CREDIT_CARD, not {text:?}")
+        })
+    }
 }
 
 #[cfg(test)]

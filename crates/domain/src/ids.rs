@@ -1,5 +1,7 @@
 //! Typed identifiers: an account id can never be passed where a tag id is
-//! expected. All are UUIDs, printed and stored in hyphenated form.
+//! expected. All are UUIDs, printed and stored in hyphenated form. New ids
+//! are version 7: ordered by creation within a process, so "oldest first"
+//! holds even for rows created in the same millisecond.
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,7 +14,7 @@ macro_rules! id_type {
 
         impl $name {
             pub fn new() -> Self {
-                Self(Uuid::new_v4())
+                Self(Uuid::now_v7())
             }
 
             /// Parses a hyphenated (or simple) UUID; `None` for anything else.
@@ -50,3 +52,15 @@ id_type!(
     TagId,
     TransactionId,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_ids_follow_creation_order() {
+        let ids: Vec<AccountId> = (0..1000).map(|_| AccountId::new()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        assert!(ids.windows(2).all(|w| w[0].to_string() < w[1].to_string()));
+    }
+}

@@ -13,7 +13,7 @@ use crate::{AccountId, CategoryId, DomainError, FieldErrors, Money, TagId, Trans
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE", try_from = "String")]
 pub enum TxType {
     Debit,
     Credit,
@@ -38,7 +38,7 @@ impl TxType {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE", try_from = "String")]
 pub enum TxStatus {
     Pending,
     Posted,
@@ -415,6 +415,22 @@ pub struct PageRequest {
 pub struct Page<T> {
     pub items: Vec<T>,
     pub has_more: bool,
+}
+
+/// Only the string form is accepted (serde would also take `{"NAME": null}`).
+impl TryFrom<String> for TxType {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        TxType::parse(&text).ok_or_else(|| format!("must be DEBIT or CREDIT, not {text:?}"))
+    }
+}
+
+/// Only the string form is accepted (serde would also take `{"NAME": null}`).
+impl TryFrom<String> for TxStatus {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        TxStatus::parse(&text).ok_or_else(|| format!("must be PENDING or POSTED, not {text:?}"))
+    }
 }
 
 #[cfg(test)]
