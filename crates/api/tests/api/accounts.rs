@@ -4,15 +4,9 @@
 use axum::body::Body;
 use axum::http::{Method, Request};
 use serde_json::{Value, json};
-use std::sync::Arc;
-use tower::ServiceExt;
-
-use cofre_api::rate_limit::MemoryLimiter;
-use cofre_api::{ApiConfig, AppState};
-use cofre_domain::time::Clock;
 
 use crate::on_both_backends;
-use crate::support::{Backend, NOW, TODAY, TestApp};
+use crate::support::{Backend, TODAY, TestApp};
 
 const ZERO_ID: &str = "00000000-0000-4000-8000-000000000000";
 
@@ -100,43 +94,10 @@ fn balance(account: &Value) -> f64 {
         .unwrap_or_else(|| panic!("a numeric balance: {account}"))
 }
 
-/// Sends a request through the real router over the same store and returns
-/// the status and the body as raw text, to check the exact digits of
-/// amounts (serde_json's `Value` would read them as f64).
-async fn raw(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> (u16, String) {
-    let state = AppState {
-        store: app.store.clone(),
-        clock: Clock::new(
-            Some(NOW.parse().expect("NOW")),
-            jiff::tz::TimeZone::get("America/Sao_Paulo").expect("zone"),
-        ),
-        limiter: Arc::new(MemoryLimiter::new()),
-        config: Arc::new(ApiConfig::default()),
-    };
-    let builder = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("authorization", format!("Bearer {}", app.key));
-    let request = match body {
-        Some(json) => builder
-            .header("content-type", "application/json")
-            .body(Body::from(json.to_string())),
-        None => builder.body(Body::empty()),
-    }
-    .expect("request");
-    let response = cofre_api::router(state)
-        .oneshot(request)
-        .await
-        .expect("infallible");
-    let status = response.status().as_u16();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    (status, String::from_utf8(bytes.to_vec()).expect("utf-8"))
-}
-
 async fn raw_account(app: &TestApp, id: &str) -> String {
-    let (status, text) = raw(app, Method::GET, &format!("/v1/accounts/{id}"), None).await;
+    let (status, text) = app
+        .raw(Method::GET, &format!("/v1/accounts/{id}"), None)
+        .await;
     assert_eq!(status, 200, "{text}");
     text
 }
@@ -146,13 +107,13 @@ async fn raw_account(app: &TestApp, id: &str) -> String {
 
 async fn initial_balance_creates_a_hidden_posted_opening_row(backend: Backend) {
     let app = TestApp::start(backend).await;
-    let (status, text) = raw(
-        &app,
-        Method::POST,
-        "/v1/accounts",
-        Some(json!({"type": "BANK", "title": "Nubank", "initial_balance": 1500.50})),
-    )
-    .await;
+    let (status, text) = app
+        .raw(
+            Method::POST,
+            "/v1/accounts",
+            Some(json!({"type": "BANK", "title": "Nubank", "initial_balance": 1500.50})),
+        )
+        .await;
     assert_eq!(status, 201, "{text}");
     assert!(text.contains(r#""balance":1500.50"#), "{text}");
     let created: Value = serde_json::from_str(&text).unwrap();
@@ -178,13 +139,9 @@ async fn initial_balance_creates_a_hidden_posted_opening_row(backend: Backend) {
     assert_eq!(row["hide_from_results"], true);
     assert_eq!(row["projected"], false);
     assert_eq!(row["transfer_group_id"], Value::Null);
-    let (_, text) = raw(
-        &app,
-        Method::GET,
-        &format!("/v1/transactions/{opening}"),
-        None,
-    )
-    .await;
+    let (_, text) = app
+        .raw(Method::GET, &format!("/v1/transactions/{opening}"), None)
+        .await;
     assert!(text.contains(r#""amount":1500.50"#), "{text}");
 
     // It is among today's hidden rows, and not among the visible ones.
@@ -333,13 +290,13 @@ async fn bank_account_defaults_and_shape(backend: Backend) {
 
 async fn credit_card_defaults(backend: Backend) {
     let app = TestApp::start(backend).await;
-    let (status, text) = raw(
-        &app,
-        Method::POST,
-        "/v1/accounts",
-        Some(json!({"type": "CREDIT"})),
-    )
-    .await;
+    let (status, text) = app
+        .raw(
+            Method::POST,
+            "/v1/accounts",
+            Some(json!({"type": "CREDIT"})),
+        )
+        .await;
     assert_eq!(status, 201, "{text}");
     assert!(text.contains(r#""limit":0.00"#), "{text}");
     let created: Value = serde_json::from_str(&text).unwrap();
@@ -366,16 +323,16 @@ async fn credit_card_defaults(backend: Backend) {
     assert_eq!(stored["credit"], created["credit"]);
 
     // Given values replace the defaults.
-    let (status, text) = raw(
-        &app,
-        Method::POST,
-        "/v1/accounts",
-        Some(
-            json!({"type": "CREDIT", "sub_type": "CREDIT_CARD", "title": "Nubank",
+    let (status, text) = app
+        .raw(
+            Method::POST,
+            "/v1/accounts",
+            Some(
+                json!({"type": "CREDIT", "sub_type": "CREDIT_CARD", "title": "Nubank",
                     "credit_limit": 5000.5, "credit_due_day": 15}),
-        ),
-    )
-    .await;
+            ),
+        )
+        .await;
     assert_eq!(status, 201, "{text}");
     assert!(text.contains(r#""limit":5000.50"#), "{text}");
     let card: Value = serde_json::from_str(&text).unwrap();
@@ -1179,13 +1136,9 @@ async fn patch_credit_limit(backend: Backend) {
     let id = id_of(&card);
     let path = format!("/v1/accounts/{id}");
 
-    let (status, text) = raw(
-        &app,
-        Method::PATCH,
-        &path,
-        Some(json!({"credit_limit": 1234.56})),
-    )
-    .await;
+    let (status, text) = app
+        .raw(Method::PATCH, &path, Some(json!({"credit_limit": 1234.56})))
+        .await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains(r#""limit":1234.56"#), "{text}");
 

@@ -4,16 +4,12 @@
 use axum::body::Body;
 use axum::http::{Method, Request};
 use serde_json::{Value, json};
-use std::sync::Arc;
-use tower::ServiceExt;
 
-use cofre_api::rate_limit::MemoryLimiter;
-use cofre_api::{ApiConfig, AppState};
+use cofre_api::ApiConfig;
 use cofre_domain::auth::Scope;
-use cofre_domain::time::Clock;
 
 use crate::on_both_backends;
-use crate::support::{Backend, NOW, TestApp};
+use crate::support::{Backend, TestApp};
 
 /// The keys of the profile answered by PATCH /v1/me, sorted.
 const PROFILE_KEYS: [&str; 7] = [
@@ -55,41 +51,6 @@ fn profile_part(me: &Value) -> Value {
     let mut map = me.as_object().expect("object").clone();
     map.retain(|k, _| PROFILE_KEYS.contains(&k.as_str()));
     Value::Object(map)
-}
-
-/// Sends a request through the real router over the same store and returns
-/// the status and the body as raw text, to check the exact digits of
-/// amounts (serde_json's `Value` would read them as f64).
-async fn raw(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> (u16, String) {
-    let state = AppState {
-        store: app.store.clone(),
-        clock: Clock::new(
-            Some(NOW.parse().expect("NOW")),
-            jiff::tz::TimeZone::get("America/Sao_Paulo").expect("zone"),
-        ),
-        limiter: Arc::new(MemoryLimiter::new()),
-        config: Arc::new(ApiConfig::default()),
-    };
-    let builder = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("authorization", format!("Bearer {}", app.key));
-    let request = match body {
-        Some(json) => builder
-            .header("content-type", "application/json")
-            .body(Body::from(json.to_string())),
-        None => builder.body(Body::empty()),
-    }
-    .expect("request");
-    let response = cofre_api::router(state)
-        .oneshot(request)
-        .await
-        .expect("infallible");
-    let status = response.status().as_u16();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    (status, String::from_utf8(bytes.to_vec()).expect("utf-8"))
 }
 
 /// A PATCH /v1/me with a hand-written body and content type.
@@ -259,7 +220,7 @@ async fn patch_amounts_are_exact(backend: Backend) {
     assert_eq!(response.body["monthly_living_cost"], json!(0.1));
 
     // The digits on the wire: two decimals, no binary-float noise.
-    let (status, text) = raw(&app, Method::GET, "/v1/me", None).await;
+    let (status, text) = app.raw(Method::GET, "/v1/me", None).await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains(r#""wage":1234.56"#), "{text}");
     assert!(text.contains(r#""monthly_living_cost":0.10"#), "{text}");
@@ -273,13 +234,15 @@ async fn patch_amounts_are_exact(backend: Backend) {
         ("0.29", "0.29"),
     ] {
         let value: Value = serde_json::from_str(sent).unwrap();
-        let (status, text) = raw(&app, Method::PATCH, "/v1/me", Some(json!({"wage": value}))).await;
+        let (status, text) = app
+            .raw(Method::PATCH, "/v1/me", Some(json!({"wage": value})))
+            .await;
         assert_eq!(status, 200, "{sent}: {text}");
         assert!(
             text.contains(&format!(r#""wage":{printed}"#)),
             "{sent} should print as {printed}: {text}"
         );
-        let (_, text) = raw(&app, Method::GET, "/v1/me", None).await;
+        let (_, text) = app.raw(Method::GET, "/v1/me", None).await;
         assert!(
             text.contains(&format!(r#""wage":{printed}"#)),
             "{sent} should be stored as {printed}: {text}"

@@ -93,6 +93,9 @@ pub struct Response {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Value,
+    /// The body as sent, to check the exact digits of amounts (`body`
+    /// reads JSON numbers as f64).
+    pub text: String,
 }
 
 impl Response {
@@ -224,16 +227,17 @@ impl TestApp {
         let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await
             .expect("body");
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         let body = if bytes.is_empty() {
             Value::Null
         } else {
-            serde_json::from_slice(&bytes)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(text.clone()))
         };
         Response {
             status,
             headers,
             body,
+            text,
         }
     }
 
@@ -257,6 +261,12 @@ impl TestApp {
         }
         .expect("request");
         self.send(request).await
+    }
+
+    /// Status and raw body text of a request with the default key.
+    pub async fn raw(&self, method: Method, path: &str, body: Option<Value>) -> (u16, String) {
+        let response = self.call(method, path, Some(&self.key), body).await;
+        (response.status, response.text)
     }
 
     pub async fn get(&self, path: &str) -> Response {
