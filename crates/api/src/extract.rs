@@ -11,6 +11,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use cofre_domain::FieldErrors;
+use cofre_domain::account::Patch;
+
 use crate::error::ApiError;
 
 /// Maximum size of a JSON request body.
@@ -153,6 +156,35 @@ where
             .await
             .map(|axum::extract::Path(value)| AppPath(value))
             .map_err(|rejection| ApiError::field("path", rejection.body_text()))
+    }
+}
+
+/// Parses an id named in a body or query field, recording a field error
+/// when it is not a UUID.
+pub fn uuid_field<T>(
+    errors: &mut FieldErrors,
+    field: &str,
+    text: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Option<T> {
+    let parsed = parse(text.trim());
+    if parsed.is_none() {
+        errors.add(field, "must be a UUID");
+    }
+    parsed
+}
+
+/// [`uuid_field`] for a PATCH field: absent keeps, null clears.
+pub fn uuid_patch<T>(
+    errors: &mut FieldErrors,
+    field: &str,
+    value: Patch<String>,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Patch<T> {
+    match value {
+        Patch::Set(text) => uuid_field(errors, field, &text, parse).map_or(Patch::Keep, Patch::Set),
+        Patch::Clear => Patch::Clear,
+        Patch::Keep => Patch::Keep,
     }
 }
 

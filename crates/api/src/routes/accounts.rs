@@ -17,8 +17,8 @@ use super::{CommonErrors, created};
 use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiResult, Problem};
-use crate::extract::{AppJson, AppPath, path_id};
-use crate::json::{CardDay, JsonMoney, patch};
+use crate::extract::{AppJson, AppPath, path_id, uuid_patch};
+use crate::json::{CardDay, JsonMoney, map_patch, patch};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -167,24 +167,15 @@ pub struct UpdateAccount {
     archived: Option<bool>,
 }
 
-fn pay_from(errors: &mut FieldErrors, value: Patch<String>) -> Patch<AccountId> {
-    match value {
-        Patch::Set(text) => match AccountId::parse(&text) {
-            Some(id) => Patch::Set(id),
-            None => {
-                errors.add("pay_bill_from_account_id", "must be a UUID");
-                Patch::Keep
-            }
-        },
-        Patch::Clear => Patch::Clear,
-        Patch::Keep => Patch::Keep,
-    }
-}
-
 impl UpdateAccount {
     fn into_changes(self) -> Result<AccountChanges, DomainError> {
         let mut errors = FieldErrors::new();
-        let pay_bill_from_account_id = pay_from(&mut errors, self.pay_bill_from_account_id);
+        let pay_bill_from_account_id = uuid_patch(
+            &mut errors,
+            "pay_bill_from_account_id",
+            self.pay_bill_from_account_id,
+            AccountId::parse,
+        );
         errors.finish()?;
         Ok(AccountChanges {
             account_type: self.account_type,
@@ -194,11 +185,7 @@ impl UpdateAccount {
             icon_name: self.icon_name,
             card_icon_id: self.card_icon_id,
             currency_code: self.currency_code,
-            credit_limit: match self.credit_limit {
-                Patch::Set(m) => Patch::Set(m.0),
-                Patch::Clear => Patch::Clear,
-                Patch::Keep => Patch::Keep,
-            },
+            credit_limit: map_patch(self.credit_limit, |m| m.0),
             credit_close_day: self.credit_close_day.map(|d| d.0),
             credit_due_day: self.credit_due_day.map(|d| d.0),
             credit_due_day_of_month: self.credit_due_day_of_month.map(|d| d.0),

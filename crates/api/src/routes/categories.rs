@@ -17,7 +17,7 @@ use super::{CommonErrors, created};
 use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiResult, Problem};
-use crate::extract::{AppJson, AppPath, path_id};
+use crate::extract::{AppJson, AppPath, path_id, uuid_patch};
 use crate::json::patch;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -93,24 +93,10 @@ pub struct UpdateCategory {
     archived: Option<bool>,
 }
 
-fn parent(errors: &mut FieldErrors, value: Patch<String>) -> Patch<CategoryId> {
-    match value {
-        Patch::Set(text) => match CategoryId::parse(&text) {
-            Some(id) => Patch::Set(id),
-            None => {
-                errors.add("parent_id", "must be a UUID");
-                Patch::Keep
-            }
-        },
-        Patch::Clear => Patch::Clear,
-        Patch::Keep => Patch::Keep,
-    }
-}
-
 impl UpdateCategory {
     fn into_changes(self) -> ApiResult<CategoryChanges> {
         let mut errors = FieldErrors::new();
-        let parent_id = parent(&mut errors, self.parent_id);
+        let parent_id = uuid_patch(&mut errors, "parent_id", self.parent_id, CategoryId::parse);
         errors.finish()?;
         Ok(CategoryChanges {
             title: self.title,

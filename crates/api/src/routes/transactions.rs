@@ -24,7 +24,7 @@ use super::{CommonErrors, created};
 use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::{AppJson, AppPath, AppQuery};
+use crate::extract::{AppJson, AppPath, AppQuery, uuid_field, uuid_patch};
 use crate::json::{JsonMoney, patch};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -228,25 +228,10 @@ pub struct UpdateTransaction {
     scope: Option<String>,
 }
 
-fn parse_uuid_field<T>(
-    errors: &mut FieldErrors,
-    field: &str,
-    text: &str,
-    parse: impl Fn(&str) -> Option<T>,
-) -> Option<T> {
-    let parsed = parse(text.trim());
-    if parsed.is_none() {
-        errors.add(field, "must be a UUID");
-    }
-    parsed
-}
-
 fn parse_tag_ids(errors: &mut FieldErrors, ids: &[String]) -> Vec<TagId> {
     ids.iter()
         .enumerate()
-        .filter_map(|(i, text)| {
-            parse_uuid_field(errors, &format!("tag_ids[{i}]"), text, TagId::parse)
-        })
+        .filter_map(|(i, text)| uuid_field(errors, &format!("tag_ids[{i}]"), text, TagId::parse))
         .collect()
 }
 
@@ -276,15 +261,15 @@ impl CreateTransaction {
         let id = self
             .id
             .as_deref()
-            .and_then(|t| parse_uuid_field(&mut errors, "id", t, TransactionId::parse));
+            .and_then(|t| uuid_field(&mut errors, "id", t, TransactionId::parse));
         let account_id = self
             .account_id
             .as_deref()
-            .and_then(|t| parse_uuid_field(&mut errors, "account_id", t, AccountId::parse));
+            .and_then(|t| uuid_field(&mut errors, "account_id", t, AccountId::parse));
         let category_id = self
             .category_id
             .as_deref()
-            .and_then(|t| parse_uuid_field(&mut errors, "category_id", t, CategoryId::parse));
+            .and_then(|t| uuid_field(&mut errors, "category_id", t, CategoryId::parse));
         let date = self
             .date
             .as_deref()
@@ -315,14 +300,12 @@ impl UpdateTransaction {
             .date
             .as_deref()
             .and_then(|d| errors.check(date_field("date", d)));
-        let category_id = match self.category_id {
-            Patch::Set(text) => {
-                parse_uuid_field(&mut errors, "category_id", &text, CategoryId::parse)
-                    .map_or(Patch::Keep, Patch::Set)
-            }
-            Patch::Clear => Patch::Clear,
-            Patch::Keep => Patch::Keep,
-        };
+        let category_id = uuid_patch(
+            &mut errors,
+            "category_id",
+            self.category_id,
+            CategoryId::parse,
+        );
         let tag_ids = self
             .tag_ids
             .as_deref()
