@@ -203,6 +203,7 @@ impl From<DomainError> for ApiError {
     fn from(err: DomainError) -> Self {
         match err {
             DomainError::Validation(list) => ApiError::Validation(list),
+            DomainError::ProjectionNotFound => ApiError::ProjectionNotFound,
         }
     }
 }

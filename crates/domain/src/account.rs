@@ -441,7 +441,9 @@ mod tests {
     }
 
     fn fields(err: DomainError) -> Vec<String> {
-        let DomainError::Validation(list) = err;
+        let DomainError::Validation(list) = err else {
+            panic!("not a validation error")
+        };
         list.into_iter().map(|e| e.field).collect()
     }
 

@@ -248,7 +248,9 @@ mod tests {
             &[],
         )
         .unwrap_err();
-        let DomainError::Validation(list) = err;
+        let DomainError::Validation(list) = err else {
+            panic!("not a validation error")
+        };
         let fields: Vec<_> = list.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["title", "parent_id"]);
     }

@@ -51,6 +51,8 @@ id_type!(
     CategoryId,
     TagId,
     TransactionId,
+    RuleId,
+    PurchaseId,
 );
 
 #[cfg(test)]

@@ -9,11 +9,14 @@ pub mod icons;
 pub mod ids;
 pub mod money;
 pub mod profile;
+pub mod projection;
+pub mod series;
 pub mod tag;
 pub mod text;
 pub mod time;
 pub mod transaction;
 pub mod validation;
+pub mod view;
 
 pub use ids::*;
 pub use money::Money;

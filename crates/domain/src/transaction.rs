@@ -8,8 +8,12 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::account::{Patch, SubType};
+use crate::projection::{Frequency, Handle};
 use crate::text::{DESCRIPTION_MAX, NOTES_MAX, lower, max_chars, required_text};
-use crate::{AccountId, CategoryId, DomainError, FieldErrors, Money, TagId, TransactionId, UserId};
+use crate::{
+    AccountId, CategoryId, DomainError, FieldErrors, Money, PurchaseId, RuleId, TagId,
+    TransactionId, UserId,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -118,20 +122,64 @@ pub struct TransactionState {
     pub hide_from_results: bool,
 }
 
-/// A stored row.
+/// How an entry is addressed: a stored row's UUID, or the handle of a
+/// projected entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryId {
+    Stored(TransactionId),
+    Projected(Handle),
+}
+
+impl EntryId {
+    pub fn stored(&self) -> Option<TransactionId> {
+        match self {
+            EntryId::Stored(id) => Some(*id),
+            EntryId::Projected(_) => None,
+        }
+    }
+
+    /// A UUID names a stored row; a `mocked-` handle a projection.
+    pub fn parse(text: &str) -> Option<EntryId> {
+        if text.starts_with(crate::projection::HANDLE_PREFIX) {
+            Handle::parse(text).map(EntryId::Projected)
+        } else {
+            TransactionId::parse(text).map(EntryId::Stored)
+        }
+    }
+}
+
+impl std::fmt::Display for EntryId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EntryId::Stored(id) => id.fmt(f),
+            EntryId::Projected(handle) => handle.fmt(f),
+        }
+    }
+}
+
+/// A row's place in an installment purchase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstallmentRef {
+    pub purchase_id: PurchaseId,
+    pub number: u16,
+    pub count: u16,
+    pub total_amount: Money,
+}
+
+/// An entry of the ledger: a stored row, or a projected one (an
+/// occurrence of a rule or an installment not stored yet).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transaction {
-    pub id: TransactionId,
+    pub id: EntryId,
     pub user_id: UserId,
     pub account_id: AccountId,
     pub currency: String,
     pub state: TransactionState,
     pub tags: Vec<TagRef>,
     pub bill_to_account_id: Option<AccountId>,
-    pub recurrence_id: Option<Uuid>,
+    pub recurrence_id: Option<RuleId>,
     pub recurrence_period_date: Option<Date>,
-    pub installment_purchase_id: Option<Uuid>,
-    pub installment_number: Option<i32>,
+    pub installment: Option<InstallmentRef>,
     pub transfer_group_id: Option<Uuid>,
     pub created_by_user: bool,
     pub source: Source,
@@ -157,6 +205,33 @@ pub struct NewTransactionInput {
     pub notes: Option<String>,
     pub category_id: Option<CategoryId>,
     pub tag_ids: Vec<TagId>,
+    /// `installments.count`: an installment purchase.
+    pub installments: Option<u16>,
+    /// A recurrence rule.
+    pub recurrence: Option<RecurrenceInput>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecurrenceInput {
+    pub frequency: Frequency,
+    pub interval: Option<u32>,
+    pub end_date: Option<Date>,
+    pub count: Option<u32>,
+}
+
+/// Which series a stored row belongs to, and where in it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SeriesLink {
+    #[default]
+    None,
+    Recurrence {
+        rule_id: RuleId,
+        period_date: Date,
+    },
+    Installment {
+        purchase_id: PurchaseId,
+        number: u16,
+    },
 }
 
 /// A validated creation, ready to store.
@@ -167,6 +242,7 @@ pub struct NewTransaction {
     pub client_chosen_id: bool,
     pub account_id: AccountId,
     pub state: TransactionState,
+    pub link: SeriesLink,
     /// SHA-256 of the request as sent: a replay with the same id must match.
     pub fingerprint: String,
 }
@@ -241,6 +317,7 @@ pub fn new_transaction(
         id: input.id.unwrap_or_default(),
         client_chosen_id: input.id.is_some(),
         account_id,
+        link: SeriesLink::None,
         fingerprint: fingerprint(input),
         state: TransactionState {
             date,
@@ -263,7 +340,7 @@ fn fingerprint(input: &NewTransactionInput) -> String {
     tags.sort();
     tags.dedup();
     let text = format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
         input.account_id.map(|a| a.to_string()),
         input.tx_type.map(TxType::as_str),
         input.amount.map(Money::cents),
@@ -273,7 +350,8 @@ fn fingerprint(input: &NewTransactionInput) -> String {
         input.notes.as_deref().map(str::trim),
         input.category_id.map(|c| c.to_string()),
         tags,
-        (),
+        input.installments,
+        input.recurrence,
     );
     let digest = Sha256::digest(text.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -384,8 +462,8 @@ pub struct TransactionFilter {
     pub status: Option<TxStatus>,
     pub tx_type: Option<TxType>,
     pub account_ids: Option<Vec<AccountId>>,
+    /// Already expanded to subcategories when the client asked for that.
     pub category_ids: Option<Vec<CategoryId>>,
-    pub include_subcategories: bool,
     pub tag_ids: Option<Vec<TagId>>,
     pub no_category: bool,
     pub no_tags: bool,
@@ -468,7 +546,9 @@ mod tests {
     #[test]
     fn names_every_missing_field() {
         let err = new_transaction(&NewTransactionInput::default(), date(2026, 1, 1)).unwrap_err();
-        let DomainError::Validation(list) = err;
+        let DomainError::Validation(list) = err else {
+            panic!("not a validation error")
+        };
         let fields: Vec<_> = list.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["account_id", "type", "amount", "description"]);
     }

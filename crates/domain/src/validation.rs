@@ -14,6 +14,9 @@ pub struct FieldError {
 pub enum DomainError {
     #[error("validation failed")]
     Validation(Vec<FieldError>),
+    /// A projection handle that the rules would not produce.
+    #[error("projection not found")]
+    ProjectionNotFound,
 }
 
 impl DomainError {
@@ -48,6 +51,10 @@ impl FieldErrors {
             Ok(value) => Some(value),
             Err(DomainError::Validation(errors)) => {
                 self.0.extend(errors);
+                None
+            }
+            Err(DomainError::ProjectionNotFound) => {
+                self.add("id", "no such projected entry");
                 None
             }
         }

@@ -13,11 +13,16 @@ use cofre_domain::account::{Account, AccountChanges};
 use cofre_domain::auth::ApiKey;
 use cofre_domain::category::{Category, CategoryChanges};
 use cofre_domain::profile::{Profile, ProfileChanges};
+use cofre_domain::projection::{InstallmentPlan, RecurrenceRule};
+use cofre_domain::series::{Outcome, SeriesRef, SeriesState, SeriesWrite};
 use cofre_domain::tag::{NewTag, Tag};
 use cofre_domain::transaction::{
     NewTransaction, Page, PageRequest, Transaction, TransactionChanges, TransactionFilter,
 };
-use cofre_domain::{AccountId, ApiKeyId, CategoryId, DomainError, Money, TransactionId, UserId};
+use cofre_domain::view::ViewSources;
+use cofre_domain::{
+    AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, TagId, TransactionId, UserId,
+};
 
 mod postgres;
 mod sqlite;
@@ -69,6 +74,18 @@ pub struct Created<T> {
     pub value: T,
     /// True when an earlier identical request had already created it.
     pub deduped: bool,
+}
+
+/// Decides a series operation from the loaded series; run inside the
+/// store's transaction so that what it read is what it changes.
+pub type SeriesOp =
+    Box<dyn FnOnce(&SeriesState) -> Result<(SeriesWrite, Outcome), DomainError> + Send>;
+
+/// Category and tags a change names, checked inside the unit of work.
+#[derive(Clone, Debug, Default)]
+pub struct References {
+    pub category: Option<CategoryId>,
+    pub tags: Vec<TagId>,
 }
 
 /// What a write needs to know about "now".
@@ -135,12 +152,35 @@ pub trait Store: Send + Sync + 'static {
     async fn create_tag(&self, user: UserId, tag: &NewTag, now: Timestamp) -> StoreResult<Tag>;
 
     // Transactions
+    /// Creates a row; with `plan`, the installment purchase it is the
+    /// first installment of, in the same transaction.
     async fn create_transaction(
         &self,
         user: UserId,
         new: &NewTransaction,
+        plan: Option<&InstallmentPlan>,
         now: Timestamp,
     ) -> StoreResult<Created<Transaction>>;
+    /// Stores a rule, or finds an equivalent one (`deduped: true`).
+    async fn create_rule(
+        &self,
+        user: UserId,
+        rule: &RecurrenceRule,
+    ) -> StoreResult<Created<RecurrenceRule>>;
+    async fn get_plan(&self, user: UserId, id: PurchaseId) -> StoreResult<InstallmentPlan>;
+    /// Rules, plans, replacements and tombstones that project entries
+    /// into `[from, to]`, with the user's accounts and tags.
+    async fn view_sources(&self, user: UserId, from: Date, to: Date) -> StoreResult<ViewSources>;
+    /// Loads a series, lets `op` decide, and applies its write: one
+    /// transaction. NotFound when the user has no such series.
+    async fn apply_series(
+        &self,
+        user: UserId,
+        series: SeriesRef,
+        references: &References,
+        op: SeriesOp,
+        now: Timestamp,
+    ) -> StoreResult<Outcome>;
     async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction>;
     async fn update_transaction(
         &self,

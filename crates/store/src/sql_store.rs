@@ -20,15 +20,23 @@ use cofre_domain::profile::{self as profile_rules, Profile, ProfileChanges};
 use cofre_domain::tag::{NewTag, Tag};
 use cofre_domain::text::sort_key;
 use cofre_domain::time::{format_date, format_timestamp, parse_date};
+use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Schedule, Template};
+use cofre_domain::series::{Outcome, Series, SeriesRef, SeriesState, SeriesWrite};
+use cofre_domain::projection::Handle;
 use cofre_domain::transaction::{
-    self as tx_rules, NewTransaction, Page, PageRequest, Source, TagRef, Transaction,
-    TransactionChanges, TransactionFilter, TransactionState, TxStatus, TxType, search_text,
+    self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageRequest, SeriesLink,
+    Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState,
+    TxStatus, TxType, search_text,
 };
+use cofre_domain::view::{AccountInfo, ViewSources};
 use cofre_domain::{
-    AccountId, ApiKeyId, CategoryId, DomainError, Money, TagId, TransactionId, UserId,
+    AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId,
+    TransactionId, UserId,
 };
 
-use crate::{AccountView, Created, Store, StoreError, StoreResult, WriteContext};
+use crate::{
+    AccountView, Created, References, SeriesOp, Store, StoreError, StoreResult, WriteContext,
+};
 
 type DbRow = <Db as sqlx::Database>::Row;
 type Tx = sqlx::Transaction<'static, Db>;
@@ -225,15 +233,37 @@ const TX_COLUMNS: &str = "t.id, t.user_id, t.account_id, t.date, t.type, t.statu
     t.recurrence_id, t.recurrence_period_date, t.installment_purchase_id, t.installment_number, \
     t.transfer_group_id, t.created_by_user, t.source, t.hide_from_results, t.card_number, \
     t.holder, t.holder_is_me, t.original_description, t.receipt_name, t.open_finance, \
-    t.created_at";
+    t.created_at, ip.installment_count AS plan_count, ip.total_cents AS plan_total";
+
+/// Rows with the purchase they are an installment of.
+const TX_FROM: &str =
+    "FROM transactions t LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id";
 
 /// Decodes a row; its tags are filled in by [`attach_tags`].
 fn transaction_from_row(row: &DbRow) -> StoreResult<Transaction> {
     let type_text: String = row.try_get("type")?;
     let status_text: String = row.try_get("status")?;
     let source_text: String = row.try_get("source")?;
+    let installment = match get_opt_uuid(row, "installment_purchase_id")? {
+        Some(purchase) => {
+            let number: Option<i32> = row.try_get("installment_number")?;
+            let count: Option<i32> = row.try_get("plan_count")?;
+            let total: Option<i64> = row.try_get("plan_total")?;
+            match (number, count, total) {
+                (Some(number), Some(count), Some(total)) => Some(InstallmentRef {
+                    purchase_id: PurchaseId(purchase),
+                    number: u16::try_from(number).map_err(|_| corrupt("installment_number", &number.to_string()))?,
+                    count: u16::try_from(count).map_err(|_| corrupt("installment_count", &count.to_string()))?,
+                    total_amount: Money::from_cents(total),
+                }),
+                // The purchase was deleted: the row stands alone.
+                _ => None,
+            }
+        }
+        None => None,
+    };
     Ok(Transaction {
-        id: TransactionId(get_uuid(row, "id")?),
+        id: EntryId::Stored(TransactionId(get_uuid(row, "id")?)),
         user_id: UserId(get_uuid(row, "user_id")?),
         account_id: AccountId(get_uuid(row, "account_id")?),
         currency: row.try_get("currency")?,
@@ -251,10 +281,9 @@ fn transaction_from_row(row: &DbRow) -> StoreResult<Transaction> {
         },
         tags: Vec::new(),
         bill_to_account_id: get_opt_uuid(row, "bill_to_account_id")?.map(AccountId),
-        recurrence_id: get_opt_uuid(row, "recurrence_id")?,
+        recurrence_id: get_opt_uuid(row, "recurrence_id")?.map(RuleId),
         recurrence_period_date: get_opt_date(row, "recurrence_period_date")?,
-        installment_purchase_id: get_opt_uuid(row, "installment_purchase_id")?,
-        installment_number: row.try_get("installment_number")?,
+        installment,
         transfer_group_id: get_opt_uuid(row, "transfer_group_id")?,
         created_by_user: row.try_get("created_by_user")?,
         source: Source::parse(&source_text).ok_or_else(|| corrupt("source", &source_text))?,
@@ -285,10 +314,10 @@ async fn attach_tags(
         list.push_bind(row.id.to_string());
     }
     query.push(")");
-    let mut by_row: HashMap<TransactionId, Vec<TagRef>> = HashMap::new();
+    let mut by_row: HashMap<EntryId, Vec<TagRef>> = HashMap::new();
     for row in query.build().fetch_all(&mut *conn).await? {
         by_row
-            .entry(TransactionId(get_uuid(&row, "transaction_id")?))
+            .entry(EntryId::Stored(TransactionId(get_uuid(&row, "transaction_id")?)))
             .or_default()
             .push(TagRef {
                 id: TagId(get_uuid(&row, "id")?),
@@ -341,7 +370,7 @@ async fn fetch_transaction(
     user: UserId,
     id: TransactionId,
 ) -> StoreResult<Option<Transaction>> {
-    let sql = format!("SELECT {TX_COLUMNS} FROM transactions t WHERE t.id = $1 AND t.user_id = $2");
+    let sql = format!("SELECT {TX_COLUMNS} {TX_FROM} WHERE t.id = $1 AND t.user_id = $2");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(id.to_string())
         .bind(user.to_string())
@@ -420,6 +449,7 @@ struct RowInsert<'a> {
     user: UserId,
     account: &'a Account,
     state: &'a TransactionState,
+    link: SeriesLink,
     source: Source,
     fingerprint: Option<&'a str>,
     now: Timestamp,
@@ -434,8 +464,10 @@ async fn insert_transaction(
     sqlx::query(
         "INSERT INTO transactions (id, user_id, account_id, date, type, status, amount_cents, \
          currency, description, notes, category_id, created_by_user, source, hide_from_results, \
-         search_text, fingerprint, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)",
+         search_text, fingerprint, created_at, updated_at, recurrence_id, recurrence_period_date, \
+         installment_purchase_id, installment_number) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, \
+         $18, $19, $20, $21)",
     )
     .bind(row.id.to_string())
     .bind(row.user.to_string())
@@ -454,6 +486,22 @@ async fn insert_transaction(
     .bind(search_text(&state.description, state.notes.as_deref(), None))
     .bind(row.fingerprint.map(str::to_owned))
     .bind(now)
+    .bind(match row.link {
+        SeriesLink::Recurrence { rule_id, .. } => Some(rule_id.to_string()),
+        _ => None,
+    })
+    .bind(match row.link {
+        SeriesLink::Recurrence { period_date, .. } => Some(format_date(period_date)),
+        _ => None,
+    })
+    .bind(match row.link {
+        SeriesLink::Installment { purchase_id, .. } => Some(purchase_id.to_string()),
+        _ => None,
+    })
+    .bind(match row.link {
+        SeriesLink::Installment { number, .. } => Some(i32::from(number)),
+        _ => None,
+    })
     .execute(&mut *conn)
     .await?;
     replace_tags(conn, row.id, &state.tag_ids).await
@@ -553,6 +601,337 @@ fn like_pattern(text: &str) -> String {
 
 fn is_unique_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+// --------------------------------------------------------- rules and plans
+
+const RULE_COLUMNS: &str = "id, user_id, account_id, type, amount_cents, description, notes, \
+    category_id, tag_ids, frequency, interval_count, start_date, end_date, occurrence_count, created_at";
+
+const PLAN_COLUMNS: &str = "id, user_id, account_id, type, total_cents, description, notes, \
+    category_id, tag_ids, installment_count, first_date, hidden, created_at";
+
+fn description_key(description: &str) -> String {
+    cofre_domain::text::lower(description.trim())
+}
+
+fn tags_text(tags: &[TagId]) -> String {
+    tags.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn template_from_row(row: &DbRow, amount_column: &str) -> StoreResult<Template> {
+    let type_text: String = row.try_get("type")?;
+    let tags: String = row.try_get("tag_ids")?;
+    let tag_ids = tags
+        .split(',')
+        .filter(|t| !t.is_empty())
+        .map(|t| TagId::parse(t).ok_or_else(|| corrupt("tag_ids", t)))
+        .collect::<StoreResult<Vec<_>>>()?;
+    Ok(Template {
+        tx_type: TxType::parse(&type_text).ok_or_else(|| corrupt("type", &type_text))?,
+        amount: Money::from_cents(row.try_get(amount_column)?),
+        description: row.try_get("description")?,
+        notes: row.try_get("notes")?,
+        category_id: get_opt_uuid(row, "category_id")?.map(CategoryId),
+        tag_ids,
+    })
+}
+
+fn rule_from_row(row: &DbRow) -> StoreResult<RecurrenceRule> {
+    let frequency: String = row.try_get("frequency")?;
+    let interval: i32 = row.try_get("interval_count")?;
+    let count: Option<i32> = row.try_get("occurrence_count")?;
+    Ok(RecurrenceRule {
+        id: RuleId(get_uuid(row, "id")?),
+        user_id: UserId(get_uuid(row, "user_id")?),
+        account_id: AccountId(get_uuid(row, "account_id")?),
+        template: template_from_row(row, "amount_cents")?,
+        schedule: Schedule {
+            frequency: Frequency::parse(&frequency).ok_or_else(|| corrupt("frequency", &frequency))?,
+            interval: u32::try_from(interval).map_err(|_| corrupt("interval_count", &interval.to_string()))?,
+            start: get_date(row, "start_date")?,
+            end_date: get_opt_date(row, "end_date")?,
+            count: count
+                .map(|c| u32::try_from(c).map_err(|_| corrupt("occurrence_count", &c.to_string())))
+                .transpose()?,
+        },
+        created_at: get_ts(row, "created_at")?,
+    })
+}
+
+fn plan_from_row(row: &DbRow) -> StoreResult<InstallmentPlan> {
+    let count: i32 = row.try_get("installment_count")?;
+    Ok(InstallmentPlan {
+        id: PurchaseId(get_uuid(row, "id")?),
+        user_id: UserId(get_uuid(row, "user_id")?),
+        account_id: AccountId(get_uuid(row, "account_id")?),
+        template: template_from_row(row, "total_cents")?,
+        count: u16::try_from(count).map_err(|_| corrupt("installment_count", &count.to_string()))?,
+        first_date: get_date(row, "first_date")?,
+        hidden: row.try_get("hidden")?,
+        created_at: get_ts(row, "created_at")?,
+    })
+}
+
+/// Inserts or replaces a rule.
+async fn put_rule(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    rule: &RecurrenceRule,
+    now: Timestamp,
+) -> StoreResult<()> {
+    let t = &rule.template;
+    sqlx::query(
+        "INSERT INTO recurrence_rules (id, user_id, account_id, type, amount_cents, description, \
+         description_key, notes, category_id, tag_ids, frequency, interval_count, start_date, \
+         end_date, occurrence_count, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+         ON CONFLICT (id) DO UPDATE SET type = excluded.type, amount_cents = excluded.amount_cents, \
+         description = excluded.description, description_key = excluded.description_key, \
+         notes = excluded.notes, category_id = excluded.category_id, tag_ids = excluded.tag_ids, \
+         frequency = excluded.frequency, interval_count = excluded.interval_count, \
+         start_date = excluded.start_date, end_date = excluded.end_date, \
+         occurrence_count = excluded.occurrence_count, updated_at = excluded.updated_at",
+    )
+    .bind(rule.id.to_string())
+    .bind(rule.user_id.to_string())
+    .bind(rule.account_id.to_string())
+    .bind(t.tx_type.as_str())
+    .bind(t.amount.cents())
+    .bind(t.description.clone())
+    .bind(description_key(&t.description))
+    .bind(t.notes.clone())
+    .bind(opt_string(t.category_id))
+    .bind(tags_text(&t.tag_ids))
+    .bind(rule.schedule.frequency.as_str())
+    .bind(i32::try_from(rule.schedule.interval).unwrap_or(i32::MAX))
+    .bind(format_date(rule.schedule.start))
+    .bind(rule.schedule.end_date.map(format_date))
+    .bind(rule.schedule.count.map(|c| i32::try_from(c).unwrap_or(i32::MAX)))
+    .bind(format_timestamp(rule.created_at))
+    .bind(format_timestamp(now))
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Inserts or replaces an installment plan.
+async fn put_plan(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    plan: &InstallmentPlan,
+    now: Timestamp,
+) -> StoreResult<()> {
+    let t = &plan.template;
+    let last = plan.date_of(plan.count).unwrap_or(plan.first_date);
+    sqlx::query(
+        "INSERT INTO installment_plans (id, user_id, account_id, type, total_cents, description, \
+         notes, category_id, tag_ids, installment_count, first_date, last_date, hidden, \
+         created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+         ON CONFLICT (id) DO UPDATE SET type = excluded.type, total_cents = excluded.total_cents, \
+         description = excluded.description, notes = excluded.notes, \
+         category_id = excluded.category_id, tag_ids = excluded.tag_ids, \
+         hidden = excluded.hidden, updated_at = excluded.updated_at",
+    )
+    .bind(plan.id.to_string())
+    .bind(plan.user_id.to_string())
+    .bind(plan.account_id.to_string())
+    .bind(t.tx_type.as_str())
+    .bind(t.amount.cents())
+    .bind(t.description.clone())
+    .bind(t.notes.clone())
+    .bind(opt_string(t.category_id))
+    .bind(tags_text(&t.tag_ids))
+    .bind(i32::from(plan.count))
+    .bind(format_date(plan.first_date))
+    .bind(format_date(last))
+    .bind(plan.hidden)
+    .bind(format_timestamp(plan.created_at))
+    .bind(format_timestamp(now))
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// A series with its stored rows and tombstones.
+async fn load_series(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    series: SeriesRef,
+) -> StoreResult<SeriesState> {
+    let (loaded, id, column) = match series {
+        SeriesRef::Rule(id) => {
+            let sql = format!("SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE id = $1 AND user_id = $2");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(id.to_string())
+                .bind(user.to_string())
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or(StoreError::NotFound)?;
+            (Series::Rule(rule_from_row(&row)?), id.to_string(), "t.recurrence_id")
+        }
+        SeriesRef::Plan(id) => {
+            let sql = format!("SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(id.to_string())
+                .bind(user.to_string())
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or(StoreError::NotFound)?;
+            (Series::Plan(plan_from_row(&row)?), id.to_string(), "t.installment_purchase_id")
+        }
+    };
+    let sql = format!("SELECT {TX_COLUMNS} {TX_FROM} WHERE t.user_id = $1 AND {column} = $2");
+    let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(user.to_string())
+        .bind(id.clone())
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(transaction_from_row)
+        .collect::<StoreResult<Vec<_>>>()?;
+    attach_tags(conn, &mut rows).await?;
+    let tombstones = sqlx::query("SELECT handle FROM tombstones WHERE user_id = $1 AND source_id = $2")
+        .bind(user.to_string())
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|row| {
+            let text: String = row.try_get("handle")?;
+            Handle::parse(&text).ok_or_else(|| corrupt("handle", &text))
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    Ok(SeriesState {
+        series: loaded,
+        rows,
+        tombstones,
+    })
+}
+
+fn handle_source(handle: &Handle) -> String {
+    match handle {
+        Handle::Recurrence { rule_id, .. } => rule_id.to_string(),
+        Handle::Installment { purchase_id, .. } => purchase_id.to_string(),
+        Handle::Bill { card_id, .. } => card_id.to_string(),
+    }
+}
+
+async fn update_row_state(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    id: TransactionId,
+    state: &TransactionState,
+    original_description: Option<&str>,
+    now: Timestamp,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE transactions SET date = $3, type = $4, status = $5, amount_cents = $6, \
+         description = $7, notes = $8, category_id = $9, hide_from_results = $10, \
+         search_text = $11, updated_at = $12 WHERE id = $1 AND user_id = $2",
+    )
+    .bind(id.to_string())
+    .bind(user.to_string())
+    .bind(format_date(state.date))
+    .bind(state.tx_type.as_str())
+    .bind(state.status.as_str())
+    .bind(state.amount.cents())
+    .bind(state.description.clone())
+    .bind(state.notes.clone())
+    .bind(opt_string(state.category_id))
+    .bind(state.hide_from_results)
+    .bind(search_text(&state.description, state.notes.as_deref(), original_description))
+    .bind(format_timestamp(now))
+    .execute(&mut *conn)
+    .await?;
+    replace_tags(conn, id, &state.tag_ids).await
+}
+
+/// Applies a series write inside the caller's transaction.
+async fn apply_write(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    account: &Account,
+    write: &SeriesWrite,
+    now: Timestamp,
+) -> StoreResult<()> {
+    if let Some(id) = write.delete_rule {
+        sqlx::query("DELETE FROM recurrence_rules WHERE id = $1 AND user_id = $2")
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .execute(&mut *conn)
+            .await?;
+        sqlx::query("DELETE FROM tombstones WHERE user_id = $1 AND source_id = $2")
+            .bind(user.to_string())
+            .bind(id.to_string())
+            .execute(&mut *conn)
+            .await?;
+    }
+    for rule in &write.put_rules {
+        put_rule(conn, rule, now).await?;
+    }
+    if let Some(plan) = &write.put_plan {
+        put_plan(conn, plan, now).await?;
+    }
+    for row in &write.insert {
+        insert_transaction(
+            conn,
+            RowInsert {
+                id: row.id,
+                user,
+                account,
+                state: &row.state,
+                link: row.link,
+                source: Source::Api,
+                fingerprint: None,
+                now,
+            },
+        )
+        .await?;
+    }
+    for (id, state) in &write.update {
+        update_row_state(conn, user, *id, state, None, now).await?;
+    }
+    for (id, rule) in &write.relink {
+        sqlx::query("UPDATE transactions SET recurrence_id = $3 WHERE id = $1 AND user_id = $2")
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .bind(rule.to_string())
+            .execute(&mut *conn)
+            .await?;
+    }
+    for id in &write.delete {
+        sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .execute(&mut *conn)
+            .await?;
+    }
+    if let Some(id) = write.delete_plan {
+        sqlx::query("DELETE FROM installment_plans WHERE id = $1 AND user_id = $2")
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .execute(&mut *conn)
+            .await?;
+        sqlx::query("DELETE FROM tombstones WHERE user_id = $1 AND source_id = $2")
+            .bind(user.to_string())
+            .bind(id.to_string())
+            .execute(&mut *conn)
+            .await?;
+    }
+    for (handle, date) in &write.tombstones {
+        sqlx::query(
+            "INSERT INTO tombstones (user_id, handle, source_id, entry_date, created_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, handle) DO NOTHING",
+        )
+        .bind(user.to_string())
+        .bind(handle.to_string())
+        .bind(handle_source(handle))
+        .bind(format_date(*date))
+        .bind(format_timestamp(now))
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
 }
 
 // ------------------------------------------------------------------ store
@@ -748,6 +1127,7 @@ impl Store for SqlStore {
                         user,
                         account: &account,
                         state: &opening,
+                        link: SeriesLink::None,
                         source: Source::Api,
                         fingerprint: None,
                         now: ctx.now,
@@ -947,15 +1327,215 @@ impl Store for SqlStore {
         &self,
         user: UserId,
         new: &NewTransaction,
+        plan: Option<&InstallmentPlan>,
         now: Timestamp,
     ) -> StoreResult<Created<Transaction>> {
-        match self.try_create_transaction(user, new, now).await {
+        match self.try_create_transaction(user, new, plan, now).await {
             // Two identical requests raced: the loser sees the winner's row.
             Err(StoreError::Database(err)) if new.client_chosen_id && is_unique_violation(&err) => {
-                self.try_create_transaction(user, new, now).await
+                self.try_create_transaction(user, new, plan, now).await
             }
             other => other,
         }
+    }
+
+    async fn create_rule(
+        &self,
+        user: UserId,
+        rule: &RecurrenceRule,
+    ) -> StoreResult<Created<RecurrenceRule>> {
+        let mut tx = self.begin_write().await?;
+        fetch_account(&mut tx, user, rule.account_id)
+            .await?
+            .ok_or_else(|| StoreError::from(DomainError::field("account_id", "no such account")))?;
+        check_references(&mut tx, user, rule.template.category_id, &rule.template.tag_ids).await?;
+        let sql = format!(
+            "SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE user_id = $1 AND account_id = $2 \
+             AND type = $3 AND amount_cents = $4 AND description_key = $5 AND frequency = $6 \
+             AND interval_count = $7 AND start_date = $8 ORDER BY created_at, id LIMIT 1"
+        );
+        let existing = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(user.to_string())
+            .bind(rule.account_id.to_string())
+            .bind(rule.template.tx_type.as_str())
+            .bind(rule.template.amount.cents())
+            .bind(description_key(&rule.template.description))
+            .bind(rule.schedule.frequency.as_str())
+            .bind(i64::from(rule.schedule.interval))
+            .bind(format_date(rule.schedule.start))
+            .fetch_optional(&mut *tx)
+            .await?;
+        if let Some(row) = existing {
+            return Ok(Created {
+                value: rule_from_row(&row)?,
+                deduped: true,
+            });
+        }
+        put_rule(&mut tx, rule, rule.created_at).await?;
+        tx.commit().await?;
+        Ok(Created {
+            value: rule.clone(),
+            deduped: false,
+        })
+    }
+
+    async fn get_plan(&self, user: UserId, id: PurchaseId) -> StoreResult<InstallmentPlan> {
+        let sql = format!("SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        plan_from_row(&row)
+    }
+
+    async fn view_sources(&self, user: UserId, from: Date, to: Date) -> StoreResult<ViewSources> {
+        let mut conn = self.pool.acquire().await?;
+        let (from_text, to_text) = (format_date(from), format_date(to));
+        let sql = format!(
+            "SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE user_id = $1 AND start_date <= $3 \
+             AND (end_date IS NULL OR end_date >= $2) ORDER BY id"
+        );
+        let rules = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(user.to_string())
+            .bind(from_text.clone())
+            .bind(to_text.clone())
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .map(rule_from_row)
+            .collect::<StoreResult<Vec<_>>>()?;
+        let sql = format!(
+            "SELECT {PLAN_COLUMNS} FROM installment_plans WHERE user_id = $1 AND hidden = FALSE \
+             AND first_date <= $3 AND last_date >= $2 ORDER BY id"
+        );
+        let plans = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(user.to_string())
+            .bind(from_text.clone())
+            .bind(to_text.clone())
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .map(plan_from_row)
+            .collect::<StoreResult<Vec<_>>>()?;
+        let mut sources = ViewSources {
+            rules,
+            plans,
+            ..ViewSources::default()
+        };
+        if sources.rules.is_empty() && sources.plans.is_empty() {
+            return Ok(sources);
+        }
+        if !sources.rules.is_empty() {
+            let rows = sqlx::query(
+                "SELECT recurrence_id, recurrence_period_date FROM transactions WHERE user_id = $1 \
+                 AND recurrence_id IS NOT NULL AND recurrence_period_date >= $2 \
+                 AND recurrence_period_date <= $3",
+            )
+            .bind(user.to_string())
+            .bind(from_text.clone())
+            .bind(to_text.clone())
+            .fetch_all(&mut *conn)
+            .await?;
+            for row in &rows {
+                sources.materialized.insert(Handle::Recurrence {
+                    rule_id: RuleId(get_uuid(row, "recurrence_id")?),
+                    date: get_date(row, "recurrence_period_date")?,
+                });
+            }
+        }
+        if !sources.plans.is_empty() {
+            let rows = sqlx::query(
+                "SELECT t.installment_purchase_id, t.installment_number FROM transactions t \
+                 JOIN installment_plans p ON p.id = t.installment_purchase_id \
+                 WHERE p.user_id = $1 AND p.hidden = FALSE AND p.first_date <= $3 AND p.last_date >= $2",
+            )
+            .bind(user.to_string())
+            .bind(from_text.clone())
+            .bind(to_text.clone())
+            .fetch_all(&mut *conn)
+            .await?;
+            for row in &rows {
+                let number: i32 = row.try_get("installment_number")?;
+                sources.materialized.insert(Handle::Installment {
+                    purchase_id: PurchaseId(get_uuid(row, "installment_purchase_id")?),
+                    number: u16::try_from(number).map_err(|_| corrupt("installment_number", &number.to_string()))?,
+                });
+            }
+        }
+        let rows = sqlx::query(
+            "SELECT handle FROM tombstones WHERE user_id = $1 AND entry_date >= $2 AND entry_date <= $3",
+        )
+        .bind(user.to_string())
+        .bind(from_text)
+        .bind(to_text)
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &rows {
+            let text: String = row.try_get("handle")?;
+            let handle = Handle::parse(&text).ok_or_else(|| corrupt("handle", &text))?;
+            sources.tombstones.insert(handle);
+        }
+        let rows = sqlx::query("SELECT id, currency, sub_type FROM accounts WHERE user_id = $1")
+            .bind(user.to_string())
+            .fetch_all(&mut *conn)
+            .await?;
+        for row in &rows {
+            let sub: String = row.try_get("sub_type")?;
+            sources.accounts.insert(
+                AccountId(get_uuid(row, "id")?),
+                AccountInfo {
+                    currency: row.try_get("currency")?,
+                    sub_type: SubType::parse(&sub).ok_or_else(|| corrupt("sub_type", &sub))?,
+                },
+            );
+        }
+        let uses_tags = sources.rules.iter().any(|r| !r.template.tag_ids.is_empty())
+            || sources.plans.iter().any(|p| !p.template.tag_ids.is_empty());
+        if uses_tags {
+            let rows = sqlx::query("SELECT id, title, color_hex FROM tags WHERE user_id = $1")
+                .bind(user.to_string())
+                .fetch_all(&mut *conn)
+                .await?;
+            for row in &rows {
+                let id = TagId(get_uuid(row, "id")?);
+                sources.tags.insert(
+                    id,
+                    TagRef {
+                        id,
+                        title: row.try_get("title")?,
+                        color_hex: row.try_get("color_hex")?,
+                    },
+                );
+            }
+        }
+        Ok(sources)
+    }
+
+    async fn apply_series(
+        &self,
+        user: UserId,
+        series: SeriesRef,
+        references: &References,
+        op: SeriesOp,
+        now: Timestamp,
+    ) -> StoreResult<Outcome> {
+        let mut tx = self.begin_write().await?;
+        let state = load_series(&mut tx, user, series).await?;
+        check_references(&mut tx, user, references.category, &references.tags).await?;
+        let (write, outcome) = op(&state)?;
+        let account_id = match &state.series {
+            Series::Rule(rule) => rule.account_id,
+            Series::Plan(plan) => plan.account_id,
+        };
+        let account = fetch_account(&mut tx, user, account_id)
+            .await?
+            .ok_or(StoreError::NotFound)?
+            .account;
+        apply_write(&mut tx, user, &account, &write, now).await?;
+        tx.commit().await?;
+        Ok(outcome)
     }
 
     async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction> {
@@ -1046,15 +1626,7 @@ impl Store for SqlStore {
         page: &PageRequest,
     ) -> StoreResult<Page<Transaction>> {
         let mut conn = self.pool.acquire().await?;
-        let category_ids = match &filter.category_ids {
-            Some(ids) if filter.include_subcategories => {
-                let visible = fetch_categories(&mut conn, user).await?;
-                Some(category_rules::with_descendants(&visible, ids))
-            }
-            other => other.clone(),
-        };
-
-        let mut query = QueryBuilder::<Db>::new(format!("SELECT {TX_COLUMNS} FROM transactions t"));
+        let mut query = QueryBuilder::<Db>::new(format!("SELECT {TX_COLUMNS} {TX_FROM}"));
         if filter.sub_types.is_some() {
             query.push(" JOIN accounts a ON a.id = t.account_id");
         }
@@ -1071,7 +1643,7 @@ impl Store for SqlStore {
         if let Some(ids) = &filter.account_ids {
             push_id_list(&mut query, "t.account_id", ids);
         }
-        if let Some(ids) = &category_ids {
+        if let Some(ids) = &filter.category_ids {
             push_id_list(&mut query, "t.category_id", ids);
         }
         if let Some(sub_types) = &filter.sub_types {
@@ -1138,6 +1710,7 @@ impl SqlStore {
         &self,
         user: UserId,
         new: &NewTransaction,
+        plan: Option<&InstallmentPlan>,
         now: Timestamp,
     ) -> StoreResult<Created<Transaction>> {
         let mut tx = self.begin_write().await?;
@@ -1163,6 +1736,9 @@ impl SqlStore {
             .ok_or_else(|| StoreError::from(DomainError::field("account_id", "no such account")))?
             .account;
         check_references(&mut tx, user, new.state.category_id, &new.state.tag_ids).await?;
+        if let Some(plan) = plan {
+            put_plan(&mut tx, plan, now).await?;
+        }
         insert_transaction(
             &mut tx,
             RowInsert {
@@ -1170,6 +1746,7 @@ impl SqlStore {
                 user,
                 account: &account,
                 state: &new.state,
+                link: new.link,
                 source: Source::Api,
                 fingerprint: Some(&new.fingerprint),
                 now,

@@ -12,13 +12,18 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use cofre_domain::account::{Patch, SubType};
+use cofre_domain::category::with_descendants;
+use cofre_domain::projection::{Frequency, HANDLE_PREFIX, Handle};
+use cofre_domain::series::Outcome;
+use cofre_domain::series::{self, Creation, Scope, Series, SeriesRef, Target, creation};
 use cofre_domain::text::{lower, max_chars};
 use cofre_domain::time::{date_field, format_date, parse_date};
 use cofre_domain::transaction::{
-    NewTransactionInput, PagePosition, PageRequest, Transaction, TransactionChanges,
-    TransactionFilter, TxStatus, TxType, check_window, new_transaction,
+    EntryId, NewTransactionInput, PagePosition, PageRequest, RecurrenceInput, Transaction,
+    TransactionChanges, TransactionFilter, TxStatus, TxType, check_window,
 };
-use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors, TagId, TransactionId};
+use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors, RuleId, TagId, TransactionId};
+use cofre_store::{References, SeriesOp, StoreError};
 
 use super::{CommonErrors, created};
 use crate::AppState;
@@ -26,6 +31,7 @@ use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{AppJson, AppPath, AppQuery, uuid_field, uuid_patch};
 use crate::json::{JsonMoney, patch};
+use crate::ledger;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -51,9 +57,11 @@ pub struct TagInTransaction {
 
 #[derive(Serialize, ToSchema)]
 pub struct TransactionBody {
-    /// A UUID for stored rows.
+    /// A UUID for stored rows; a `mocked-` handle for projected entries.
     pub id: String,
     pub projected: bool,
+    /// Null for stored rows; for projections `{kind: recurrence, rule_id,
+    /// date}` or `{kind: installment, purchase_id, number, count}`.
     #[schema(value_type = Option<Object>)]
     pub projection: Option<serde_json::Value>,
     /// `YYYY-MM-DD`
@@ -72,8 +80,7 @@ pub struct TransactionBody {
     pub tags: Vec<TagInTransaction>,
     pub recurrence_id: Option<String>,
     pub recurrence_period_date: Option<String>,
-    #[schema(value_type = Option<Object>)]
-    pub installment: Option<serde_json::Value>,
+    pub installment: Option<InstallmentBody>,
     pub transfer_group_id: Option<String>,
     pub created_by_user: bool,
     /// `API`, `OPEN_FINANCE` or `MANUAL`
@@ -87,12 +94,37 @@ pub struct TransactionBody {
     pub open_finance: bool,
 }
 
+/// `installment` of an entry.
+#[derive(Serialize, ToSchema)]
+pub struct InstallmentBody {
+    pub purchase_id: String,
+    pub number: u16,
+    pub count: u16,
+    pub total_amount: JsonMoney,
+}
+
 impl TransactionBody {
-    fn from_row(t: Transaction, public_url: &str) -> Self {
+    pub fn from_entry(t: Transaction, public_url: &str) -> Self {
+        let projection = match &t.id {
+            EntryId::Stored(_) => None,
+            EntryId::Projected(Handle::Recurrence { rule_id, date }) => Some(serde_json::json!({
+                "kind": "recurrence", "rule_id": rule_id.to_string(), "date": format_date(*date),
+            })),
+            EntryId::Projected(Handle::Installment {
+                purchase_id,
+                number,
+            }) => Some(serde_json::json!({
+                "kind": "installment", "purchase_id": purchase_id.to_string(), "number": number,
+                "count": t.installment.map(|i| i.count),
+            })),
+            EntryId::Projected(Handle::Bill { card_id, .. }) => Some(serde_json::json!({
+                "kind": "bill", "card_id": card_id.to_string(),
+            })),
+        };
         Self {
             id: t.id.to_string(),
-            projected: false,
-            projection: None,
+            projected: projection.is_some(),
+            projection,
             date: format_date(t.state.date),
             tx_type: t.state.tx_type,
             status: t.state.status,
@@ -114,7 +146,12 @@ impl TransactionBody {
                 .collect(),
             recurrence_id: t.recurrence_id.map(|r| r.to_string()),
             recurrence_period_date: t.recurrence_period_date.map(format_date),
-            installment: None,
+            installment: t.installment.map(|i| InstallmentBody {
+                purchase_id: i.purchase_id.to_string(),
+                number: i.number,
+                count: i.count,
+                total_amount: JsonMoney(i.total_amount),
+            }),
             transfer_group_id: t.transfer_group_id.map(|g| g.to_string()),
             created_by_user: t.created_by_user,
             source: t.source.as_str(),
@@ -191,12 +228,34 @@ pub struct CreateTransaction {
     #[schema(format = Uuid)]
     category_id: Option<String>,
     tag_ids: Option<Vec<String>>,
-    /// Installment purchases: not available in this version.
-    #[schema(value_type = Option<Object>)]
-    installments: Option<serde_json::Value>,
-    /// Recurrence rules: not available in this version.
-    #[schema(value_type = Option<Object>)]
-    recurrence: Option<serde_json::Value>,
+    /// An installment purchase: `amount` is the total.
+    installments: Option<InstallmentsBody>,
+    /// A recurrence rule starting at `date`; no row is stored.
+    recurrence: Option<RecurrenceBody>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallmentsBody {
+    /// 2 to 420 parts of equal cents, the leftover cents on the first.
+    #[schema(required = true, minimum = 2, maximum = 420)]
+    count: Option<u16>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecurrenceBody {
+    #[schema(required = true)]
+    frequency: Option<Frequency>,
+    /// Default 1.
+    #[schema(minimum = 1, maximum = 1000)]
+    interval: Option<u32>,
+    /// Last possible date, inclusive.
+    #[schema(format = Date)]
+    end_date: Option<String>,
+    /// Number of occurrences.
+    #[schema(minimum = 1, maximum = 10000)]
+    count: Option<u32>,
 }
 
 /// Changes a stored row; only the fields sent change.
@@ -246,18 +305,33 @@ fn parse_scope(errors: &mut FieldErrors, scope: Option<&str>) {
 impl CreateTransaction {
     fn into_input(self) -> Result<NewTransactionInput, DomainError> {
         let mut errors = FieldErrors::new();
-        if self.installments.is_some() {
-            errors.add(
-                "installments",
-                "installment purchases are not available in this version",
-            );
-        }
-        if self.recurrence.is_some() {
-            errors.add(
-                "recurrence",
-                "recurrence rules are not available in this version",
-            );
-        }
+        let installments = self.installments.and_then(|i| {
+            if i.count.is_none() {
+                errors.add("installments.count", "is required");
+            }
+            i.count
+        });
+        let recurrence = self.recurrence.and_then(|r| {
+            let end_date = r
+                .end_date
+                .as_deref()
+                .and_then(|d| errors.check(date_field("recurrence.end_date", d)));
+            match r.frequency {
+                Some(frequency) => Some(RecurrenceInput {
+                    frequency,
+                    interval: r.interval,
+                    end_date,
+                    count: r.count,
+                }),
+                None => {
+                    errors.add(
+                        "recurrence.frequency",
+                        "is required (DAILY, WEEKLY, MONTHLY or YEARLY)",
+                    );
+                    None
+                }
+            }
+        });
         let id = self
             .id
             .as_deref()
@@ -288,6 +362,8 @@ impl CreateTransaction {
             notes: self.notes,
             category_id,
             tag_ids,
+            installments,
+            recurrence,
         })
     }
 }
@@ -442,7 +518,9 @@ fn decode_cursor(text: &str) -> Option<PagePosition> {
 }
 
 impl ListQuery {
-    fn parse(self) -> Result<(TransactionFilter, PageRequest), DomainError> {
+    /// The filter, the page, and whether categories include their
+    /// subcategories (expanded by the handler, which knows the categories).
+    fn parse(self) -> Result<(TransactionFilter, PageRequest, bool), DomainError> {
         let mut errors = FieldErrors::new();
         let from = match self.from.as_deref() {
             Some(d) => errors.check(date_field("from", d)),
@@ -566,7 +644,6 @@ impl ListQuery {
                 tx_type,
                 account_ids,
                 category_ids,
-                include_subcategories,
                 tag_ids,
                 no_category,
                 no_tags,
@@ -577,6 +654,7 @@ impl ListQuery {
                 search,
             },
             PageRequest { limit, after },
+            include_subcategories,
         ))
     }
 }
@@ -597,41 +675,97 @@ pub struct DeleteQuery {
     date: Option<String>,
 }
 
+/// DELETE options, validated.
+struct DeleteOptions {
+    scope: Option<Scope>,
+    preserve_posted: bool,
+    hide_series: bool,
+    date: Option<jiff::civil::Date>,
+}
+
 impl DeleteQuery {
-    fn validate(&self) -> Result<(), DomainError> {
+    fn validate(&self) -> Result<DeleteOptions, DomainError> {
         let mut errors = FieldErrors::new();
         parse_scope(&mut errors, self.scope.as_deref());
-        flag(
+        let preserve_posted = flag(
             &mut errors,
             "preserve_posted",
             self.preserve_posted.as_deref(),
             true,
         );
-        flag(
+        let hide_series = flag(
             &mut errors,
             "hide_series",
             self.hide_series.as_deref(),
             false,
         );
-        if let Some(d) = self.date.as_deref() {
-            errors.check(date_field("date", d));
-        }
-        errors.finish()
+        let date = self
+            .date
+            .as_deref()
+            .and_then(|d| errors.check(date_field("date", d)));
+        errors.finish()?;
+        Ok(DeleteOptions {
+            scope: self.scope.as_deref().and_then(Scope::parse),
+            preserve_posted,
+            hide_series,
+            date,
+        })
     }
 }
 
-/// Resolves the `{id}` of a transaction path: a stored row's UUID. Handles
-/// of projected entries (`mocked-...`) name nothing in this version.
-fn stored_id(text: &str) -> ApiResult<TransactionId> {
-    if text.starts_with("mocked-") {
-        return Err(ApiError::ProjectionNotFound);
+/// How the `{id}` of a transaction path is understood.
+fn entry_id(text: &str) -> ApiResult<EntryId> {
+    if text.starts_with(HANDLE_PREFIX) {
+        // A malformed handle names nothing the rules would produce.
+        return Handle::parse(text)
+            .map(EntryId::Projected)
+            .ok_or(ApiError::ProjectionNotFound);
     }
-    TransactionId::parse(text)
+    EntryId::parse(text)
         .ok_or_else(|| ApiError::field("id", "must be a transaction UUID or a projection handle"))
 }
 
-/// Merged view of the user's entries inside a window, newest day first,
-/// ids ascending within a day.
+/// The series a projection handle belongs to.
+fn series_of_handle(handle: &Handle) -> ApiResult<SeriesRef> {
+    match *handle {
+        Handle::Recurrence { rule_id, .. } => Ok(SeriesRef::Rule(rule_id)),
+        Handle::Installment { purchase_id, .. } => Ok(SeriesRef::Plan(purchase_id)),
+        Handle::Bill { .. } => Err(ApiError::ProjectionNotFound),
+    }
+}
+
+/// The series a stored row belongs to, if any.
+fn series_of_row(row: &Transaction) -> Option<SeriesRef> {
+    match (row.recurrence_id, row.installment) {
+        (Some(rule), _) => Some(SeriesRef::Rule(rule)),
+        (None, Some(i)) => Some(SeriesRef::Plan(i.purchase_id)),
+        _ => None,
+    }
+}
+
+/// Runs a series operation; a series that is gone means the projection
+/// addressed through it does not exist.
+async fn run_series(
+    state: &AppState,
+    user: cofre_domain::UserId,
+    series: SeriesRef,
+    references: &References,
+    op: SeriesOp,
+    missing: ApiError,
+) -> ApiResult<Outcome> {
+    match state
+        .store
+        .apply_series(user, series, references, op, state.clock.now())
+        .await
+    {
+        Err(StoreError::NotFound) => Err(missing),
+        other => Ok(other?),
+    }
+}
+
+/// Merged view of the user's entries inside a window: stored rows and the
+/// projected occurrences of rules and installments, newest day first, ids
+/// ascending within a day.
 #[utoipa::path(get, path = "/v1/transactions", tag = "transactions", params(ListQuery),
     responses((status = 200, body = TransactionPage),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -641,11 +775,12 @@ async fn list_transactions(
     auth: Auth<Read>,
     AppQuery(query): AppQuery<ListQuery>,
 ) -> ApiResult<AppJson<TransactionPage>> {
-    let (filter, page) = query.parse()?;
-    let result = state
-        .store
-        .list_transactions(auth.user(), &filter, &page)
-        .await?;
+    let (mut filter, page, include_subcategories) = query.parse()?;
+    if include_subcategories && let Some(roots) = &filter.category_ids {
+        let visible = state.store.list_categories(auth.user()).await?;
+        filter.category_ids = Some(with_descendants(&visible, roots));
+    }
+    let result = ledger::page(state.store.as_ref(), auth.user(), &filter, &page).await?;
     let next_cursor = match (result.has_more, result.items.last()) {
         (true, Some(last)) => Some(encode_cursor(&PagePosition {
             date: last.state.date,
@@ -658,18 +793,39 @@ async fn list_transactions(
         data: result
             .items
             .into_iter()
-            .map(|t| TransactionBody::from_row(t, public_url))
+            .map(|t| TransactionBody::from_entry(t, public_url))
             .collect(),
         has_more: result.has_more,
         next_cursor,
     }))
 }
 
-/// Creates a simple transaction (201), or replays an earlier creation with
-/// the same `id` and payload (200, `deduped: true`).
+/// A created recurrence rule.
+#[derive(Serialize, ToSchema)]
+pub struct CreatedRule {
+    pub recurrence_id: String,
+    /// The first occurrence on or after today; null when the rule has ended.
+    pub next_occurrence: Option<TransactionBody>,
+    /// True when an equivalent rule existed and was reused (status 200).
+    pub reused: bool,
+}
+
+/// What POST /v1/transactions answers.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum CreationResult {
+    Transaction(CreatedTransaction),
+    Rule(CreatedRule),
+}
+
+/// Creates a simple transaction, an installment purchase (`installments`:
+/// the plan is stored, installment 1 is stored and returned, the others are
+/// projected) or a recurrence rule (`recurrence`: no row is stored). 201;
+/// 200 for a replay of a simple creation with the same `id` (`deduped`) or
+/// when an equivalent rule is reused (`reused`).
 #[utoipa::path(post, path = "/v1/transactions", tag = "transactions", request_body = CreateTransaction,
-    responses((status = 201, body = CreatedTransaction),
-        (status = 200, description = "Replay of an earlier creation", body = CreatedTransaction),
+    responses((status = 201, body = CreationResult),
+        (status = 200, description = "Replay of an earlier creation, or an equivalent rule reused", body = CreationResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`id_conflict`: the id was used for another request", body = Problem, content_type = "application/problem+json"),
@@ -680,23 +836,59 @@ async fn create_transaction(
     AppJson(body): AppJson<CreateTransaction>,
 ) -> ApiResult<Response> {
     let input = body.into_input()?;
-    let new = new_transaction(&input, state.clock.today())?;
-    let created_row = state
-        .store
-        .create_transaction(auth.user(), &new, state.clock.now())
-        .await?;
-    let body = CreatedTransaction {
-        transaction: TransactionBody::from_row(created_row.value, &state.config.public_url),
-        deduped: created_row.deduped,
+    let today = state.clock.today();
+    let store = state.store.as_ref();
+    let (result, repeated) = match creation(&input, auth.user(), today, state.clock.now())? {
+        Creation::Simple(new) => {
+            let created_row = store
+                .create_transaction(auth.user(), &new, None, state.clock.now())
+                .await?;
+            let deduped = created_row.deduped;
+            let body = CreatedTransaction {
+                transaction: TransactionBody::from_entry(
+                    created_row.value,
+                    &state.config.public_url,
+                ),
+                deduped,
+            };
+            (CreationResult::Transaction(body), deduped)
+        }
+        Creation::Installments { plan, first } => {
+            let created_row = store
+                .create_transaction(auth.user(), &first, Some(&plan), state.clock.now())
+                .await?;
+            let deduped = created_row.deduped;
+            let body = CreatedTransaction {
+                transaction: TransactionBody::from_entry(
+                    created_row.value,
+                    &state.config.public_url,
+                ),
+                deduped,
+            };
+            (CreationResult::Transaction(body), deduped)
+        }
+        Creation::Recurrence(rule) => {
+            let created_rule = store.create_rule(auth.user(), &rule).await?;
+            let next =
+                ledger::next_occurrence(store, auth.user(), &created_rule.value, today).await?;
+            let body = CreatedRule {
+                recurrence_id: created_rule.value.id.to_string(),
+                next_occurrence: next
+                    .map(|t| TransactionBody::from_entry(t, &state.config.public_url)),
+                reused: created_rule.deduped,
+            };
+            (CreationResult::Rule(body), created_rule.deduped)
+        }
     };
-    Ok(if created_row.deduped {
-        (StatusCode::OK, AppJson(body)).into_response()
+    Ok(if repeated {
+        (StatusCode::OK, AppJson(result)).into_response()
     } else {
-        created(body).into_response()
+        created(result).into_response()
     })
 }
 
-/// One entry by id.
+/// One entry by id: a stored row, or a projected entry by its handle
+/// (`mocked-recurrence:<rule>:<YYYY-MM-DD>`, `mocked-installment:<purchase>:<k>`).
 #[utoipa::path(get, path = "/v1/transactions/{id}", tag = "transactions",
     params(("id" = String, Path, description = "A stored row's UUID or a projection handle")),
     responses((status = 200, body = TransactionEnvelope),
@@ -708,20 +900,29 @@ async fn get_transaction(
     auth: Auth<Read>,
     AppPath(id): AppPath<String>,
 ) -> ApiResult<AppJson<TransactionEnvelope>> {
-    let id = stored_id(&id)?;
-    let row = state.store.get_transaction(auth.user(), id).await?;
+    let entry = match entry_id(&id)? {
+        EntryId::Stored(id) => state.store.get_transaction(auth.user(), id).await?,
+        EntryId::Projected(handle) => ledger::resolve(state.store.as_ref(), auth.user(), &handle)
+            .await?
+            .ok_or(ApiError::ProjectionNotFound)?,
+    };
     Ok(AppJson(TransactionEnvelope {
-        transaction: TransactionBody::from_row(row, &state.config.public_url),
+        transaction: TransactionBody::from_entry(entry, &state.config.public_url),
     }))
 }
 
-/// Edits a stored row.
+/// Edits a stored row or a projected entry. For projected entries `scope`
+/// is required: `this` stores the entry with the change; `future` changes it
+/// and every later one (installments are stored; a rule is split, the new
+/// rule carrying the change); `all` changes every installment, or the rule
+/// and its pending stored rows. Rows of a series accept `future` and `all`
+/// too.
 #[utoipa::path(patch, path = "/v1/transactions/{id}", tag = "transactions", request_body = UpdateTransaction,
     params(("id" = String, Path, description = "A stored row's UUID or a projection handle")),
     responses((status = 200, body = UpdateResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 403, body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn update_transaction(
     State(state): State<AppState>,
@@ -729,27 +930,75 @@ async fn update_transaction(
     AppPath(id): AppPath<String>,
     AppJson(body): AppJson<UpdateTransaction>,
 ) -> ApiResult<AppJson<UpdateResult>> {
-    let id = stored_id(&id)?;
+    let entry = entry_id(&id)?;
+    let scope = body.scope.as_deref().and_then(Scope::parse);
     let changes = body.into_changes()?;
-    let row = state
-        .store
-        .update_transaction(auth.user(), id, &changes, state.clock.now())
-        .await?;
+    let references = References {
+        category: match changes.category_id {
+            Patch::Set(id) => Some(id),
+            _ => None,
+        },
+        tags: changes.tag_ids.clone().unwrap_or_default(),
+    };
+    let user = auth.user();
+    let (series, target, scope, missing) = match entry {
+        EntryId::Stored(id) => {
+            let row = state.store.get_transaction(user, id).await?;
+            match (series_of_row(&row), scope) {
+                (Some(series), Some(scope @ (Scope::Future | Scope::All))) => {
+                    (series, Target::Stored(id), scope, ApiError::NotFound)
+                }
+                _ => {
+                    let row = state
+                        .store
+                        .update_transaction(user, id, &changes, state.clock.now())
+                        .await?;
+                    return Ok(AppJson(UpdateResult {
+                        updated_transaction_id: row.id.to_string(),
+                        affected_ids: vec![row.id.to_string()],
+                        message: None,
+                    }));
+                }
+            }
+        }
+        EntryId::Projected(handle) => {
+            let series = series_of_handle(&handle)?;
+            let scope = scope.ok_or_else(|| {
+                ApiError::field(
+                    "scope",
+                    "is required for a projected entry: this, future or all",
+                )
+            })?;
+            (
+                series,
+                Target::Projected(handle),
+                scope,
+                ApiError::ProjectionNotFound,
+            )
+        }
+    };
+    let op: SeriesOp = Box::new(move |loaded| series::patch(loaded, target, scope, &changes));
+    let outcome = run_series(&state, user, series, &references, op, missing).await?;
     Ok(AppJson(UpdateResult {
-        updated_transaction_id: row.id.to_string(),
-        affected_ids: vec![row.id.to_string()],
-        message: None,
+        updated_transaction_id: outcome.target_id,
+        affected_ids: outcome.affected_ids,
+        message: outcome.message,
     }))
 }
 
-/// Deletes a stored row. Answers 200 with the deleted id.
+/// Deletes a stored row, or hides a projected entry (a tombstone). With
+/// `scope=future` a rule ends before the entry (installments from it on are
+/// removed); `all` deletes the rule or purchase and its rows; POSTED rows
+/// are kept unless `preserve_posted=false`. `hide_series=true` hides a whole
+/// installment purchase. The id may also be a rule's id, with `date` naming
+/// the occurrence (scope `this`) or the cut-off day (scope `future`).
 #[utoipa::path(delete, path = "/v1/transactions/{id}", tag = "transactions", params(
-        ("id" = String, Path, description = "A stored row's UUID or a projection handle"),
+        ("id" = String, Path, description = "A stored row's UUID, a projection handle, or a rule id"),
         DeleteQuery),
     responses((status = 200, body = DeleteResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 403, body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn delete_transaction(
     State(state): State<AppState>,
@@ -757,12 +1006,79 @@ async fn delete_transaction(
     AppPath(id): AppPath<String>,
     AppQuery(query): AppQuery<DeleteQuery>,
 ) -> ApiResult<AppJson<DeleteResult>> {
-    let id = stored_id(&id)?;
-    query.validate()?;
-    state.store.delete_transaction(auth.user(), id).await?;
+    let entry = entry_id(&id)?;
+    let options = query.validate()?;
+    let user = auth.user();
+    let (series, target, missing) = match entry {
+        EntryId::Stored(row_id) => match state.store.get_transaction(user, row_id).await {
+            Ok(row) => match series_of_row(&row) {
+                Some(series)
+                    if options.hide_series
+                        || matches!(options.scope, Some(Scope::Future | Scope::All)) =>
+                {
+                    (series, Target::Stored(row_id), ApiError::NotFound)
+                }
+                _ => {
+                    state.store.delete_transaction(user, row_id).await?;
+                    return Ok(AppJson(DeleteResult {
+                        deleted_transaction_id: id.clone(),
+                        affected_ids: vec![id],
+                    }));
+                }
+            },
+            Err(StoreError::NotFound) => {
+                // Not a row: maybe a rule, addressed by its id.
+                let date = options.date;
+                let series = SeriesRef::Rule(RuleId(row_id.0));
+                let scope = options.scope.unwrap_or(Scope::This);
+                let (preserve, hide) = (options.preserve_posted, options.hide_series);
+                let op: SeriesOp = Box::new(move |loaded| {
+                    let Series::Rule(rule) = &loaded.series else {
+                        return Err(DomainError::ProjectionNotFound);
+                    };
+                    let at = match (date, scope) {
+                        (Some(date), _) => date,
+                        (None, Scope::All) => rule.schedule.start,
+                        (None, _) => {
+                            return Err(DomainError::field(
+                                "date",
+                                "is required to delete part of a rule (or use scope=all)",
+                            ));
+                        }
+                    };
+                    let target = Target::RuleDate(at);
+                    series::delete(loaded, target, scope, preserve, hide)
+                });
+                let outcome = run_series(
+                    &state,
+                    user,
+                    series,
+                    &References::default(),
+                    op,
+                    ApiError::NotFound,
+                )
+                .await?;
+                return Ok(AppJson(DeleteResult {
+                    deleted_transaction_id: id,
+                    affected_ids: outcome.affected_ids,
+                }));
+            }
+            Err(err) => return Err(err.into()),
+        },
+        EntryId::Projected(handle) => (
+            series_of_handle(&handle)?,
+            Target::Projected(handle),
+            ApiError::ProjectionNotFound,
+        ),
+    };
+    let scope = options.scope.unwrap_or(Scope::This);
+    let (preserve, hide) = (options.preserve_posted, options.hide_series);
+    let op: SeriesOp =
+        Box::new(move |loaded| series::delete(loaded, target, scope, preserve, hide));
+    let outcome = run_series(&state, user, series, &References::default(), op, missing).await?;
     Ok(AppJson(DeleteResult {
-        deleted_transaction_id: id.to_string(),
-        affected_ids: vec![id.to_string()],
+        deleted_transaction_id: id,
+        affected_ids: outcome.affected_ids,
     }))
 }
 

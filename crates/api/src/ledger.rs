@@ -1,0 +1,82 @@
+//! The merged view as the API serves it: a page of stored rows from the
+//! store, the projections of the same window from the pure view module,
+//! merged into one page; and projected entries resolved by handle.
+
+use jiff::Span;
+
+use cofre_domain::UserId;
+use cofre_domain::projection::Handle;
+use cofre_domain::transaction::{Page, PageRequest, Transaction, TransactionFilter};
+use cofre_domain::view::{merge, projected_page};
+use cofre_store::{Store, StoreError, StoreResult};
+
+/// One page of the merged view.
+pub async fn page(
+    store: &dyn Store,
+    user: UserId,
+    filter: &TransactionFilter,
+    request: &PageRequest,
+) -> StoreResult<Page<Transaction>> {
+    let stored = store.list_transactions(user, filter, request).await?;
+    // Projections after the cursor lie on or before its day.
+    let upper = request
+        .after
+        .as_ref()
+        .map_or(filter.to, |p| p.date.min(filter.to));
+    if upper < filter.from {
+        return Ok(stored);
+    }
+    let sources = store.view_sources(user, filter.from, upper).await?;
+    let projected = projected_page(&sources, filter, request.after.as_ref(), request.limit);
+    let mut merged = merge(stored.items, projected, request.limit);
+    merged.has_more |= stored.has_more;
+    Ok(merged)
+}
+
+/// The projected entry a handle names, if the rules produce it now.
+pub async fn resolve(
+    store: &dyn Store,
+    user: UserId,
+    handle: &Handle,
+) -> StoreResult<Option<Transaction>> {
+    let date = match *handle {
+        Handle::Recurrence { date, .. } => date,
+        Handle::Installment {
+            purchase_id,
+            number,
+        } => match store.get_plan(user, purchase_id).await {
+            Ok(plan) => match plan.date_of(number) {
+                Some(date) => date,
+                None => return Ok(None),
+            },
+            Err(StoreError::NotFound) => return Ok(None),
+            Err(err) => return Err(err),
+        },
+        Handle::Bill { .. } => return Ok(None),
+    };
+    let sources = store.view_sources(user, date, date).await?;
+    Ok(sources.resolve(handle))
+}
+
+/// The first entry of a rule on or after `date` (a projection, or nothing
+/// when the rule has ended).
+pub async fn next_occurrence(
+    store: &dyn Store,
+    user: UserId,
+    rule: &cofre_domain::projection::RecurrenceRule,
+    date: jiff::civil::Date,
+) -> StoreResult<Option<Transaction>> {
+    let Some((_, first)) = rule.schedule.first_on_or_after(date) else {
+        return Ok(None);
+    };
+    // A year ahead bounds the search; a rule whose next year is all
+    // deleted or stored has no next occurrence to show.
+    let until = first.checked_add(Span::new().days(365)).unwrap_or(first);
+    let sources = store.view_sources(user, first, until).await?;
+    Ok(rule.schedule.ascending(first, until).find_map(|(_, day)| {
+        sources.resolve(&Handle::Recurrence {
+            rule_id: rule.id,
+            date: day,
+        })
+    }))
+}

@@ -1,0 +1,565 @@
+//! Entries that do not exist as stored rows yet: occurrences of recurrence
+//! rules and installments of purchases. Everything here is pure: schedules
+//! are computed by index arithmetic (never by walking from the start), so a
+//! ten-year-old daily rule costs the same as a new one.
+
+use jiff::civil::Date;
+use jiff::{Span, Timestamp};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::time::{format_date, parse_date};
+use crate::transaction::{TransactionState, TxStatus, TxType};
+use crate::{
+    AccountId, CategoryId, DomainError, FieldErrors, Money, PurchaseId, RuleId, TagId, UserId,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE", try_from = "String")]
+pub enum Frequency {
+    Daily,
+    Weekly,
+    Monthly,
+    Yearly,
+}
+
+impl Frequency {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Frequency::Daily => "DAILY",
+            Frequency::Weekly => "WEEKLY",
+            Frequency::Monthly => "MONTHLY",
+            Frequency::Yearly => "YEARLY",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Daily, Self::Weekly, Self::Monthly, Self::Yearly]
+            .into_iter()
+            .find(|f| f.as_str() == text)
+    }
+}
+
+/// Only the string form is accepted.
+impl TryFrom<String> for Frequency {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        Frequency::parse(&text)
+            .ok_or_else(|| format!("must be DAILY, WEEKLY, MONTHLY or YEARLY, not {text:?}"))
+    }
+}
+
+pub const MAX_INTERVAL: u32 = 1_000;
+pub const MAX_COUNT: u32 = 10_000;
+
+/// When a rule's occurrences fall: the n-th (from 0) is `start` plus
+/// `n * interval` units, monthly and yearly ones keeping the start's day
+/// (clamped to short months), until `end_date` (inclusive) or `count`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub frequency: Frequency,
+    pub interval: u32,
+    pub start: Date,
+    pub end_date: Option<Date>,
+    pub count: Option<u32>,
+}
+
+fn month_index(date: Date) -> i64 {
+    i64::from(date.year()) * 12 + i64::from(date.month()) - 1
+}
+
+fn days_between(from: Date, to: Date) -> i64 {
+    from.until(to)
+        .map_or(i64::MAX, |span| i64::from(span.get_days()))
+}
+
+impl Schedule {
+    pub fn validate(&self) -> Result<(), DomainError> {
+        let mut errors = FieldErrors::new();
+        if !(1..=MAX_INTERVAL).contains(&self.interval) {
+            errors.add(
+                "recurrence.interval",
+                format!("must be from 1 to {MAX_INTERVAL}"),
+            );
+        }
+        if let Some(count) = self.count
+            && !(1..=MAX_COUNT).contains(&count)
+        {
+            errors.add("recurrence.count", format!("must be from 1 to {MAX_COUNT}"));
+        }
+        if let Some(end) = self.end_date
+            && end < self.start
+        {
+            errors.add("recurrence.end_date", "must not be before the start date");
+        }
+        errors.finish()
+    }
+
+    /// Units (days or months) between occurrences.
+    fn step(&self) -> i64 {
+        let interval = i64::from(self.interval);
+        match self.frequency {
+            Frequency::Daily => interval,
+            Frequency::Weekly => interval * 7,
+            Frequency::Monthly => interval,
+            Frequency::Yearly => interval * 12,
+        }
+    }
+
+    fn is_daily_kind(&self) -> bool {
+        matches!(self.frequency, Frequency::Daily | Frequency::Weekly)
+    }
+
+    /// The date of the n-th occurrence from the start, ignoring the end.
+    fn raw_nth(&self, n: u32) -> Option<Date> {
+        let units = i64::from(n).checked_mul(self.step())?;
+        let span = if self.is_daily_kind() {
+            Span::new().try_days(units).ok()?
+        } else {
+            Span::new().try_months(units).ok()?
+        };
+        self.start.checked_add(span).ok()
+    }
+
+    fn within_end(&self, n: u32, date: Date) -> bool {
+        self.count.is_none_or(|c| n < c) && self.end_date.is_none_or(|end| date <= end)
+    }
+
+    /// The n-th occurrence (from 0), if the rule produces it.
+    pub fn nth(&self, n: u32) -> Option<Date> {
+        let date = self.raw_nth(n)?;
+        self.within_end(n, date).then_some(date)
+    }
+
+    /// Units from the start to `date`, in the schedule's unit.
+    fn units_to(&self, date: Date) -> i64 {
+        if self.is_daily_kind() {
+            days_between(self.start, date)
+        } else {
+            month_index(date) - month_index(self.start)
+        }
+    }
+
+    /// The index of `date` when it is an occurrence.
+    pub fn index_of(&self, date: Date) -> Option<u32> {
+        let units = self.units_to(date);
+        if units < 0 || units % self.step() != 0 {
+            return None;
+        }
+        let n = u32::try_from(units / self.step()).ok()?;
+        (self.nth(n)? == date).then_some(n)
+    }
+
+    /// The first occurrence on or after `date`.
+    pub fn first_on_or_after(&self, date: Date) -> Option<(u32, Date)> {
+        let n = if date <= self.start {
+            0
+        } else {
+            let units = self.units_to(date);
+            // Ceiling division: the first index whose unit count reaches `date`.
+            let n = u32::try_from((units + self.step() - 1) / self.step()).ok()?;
+            // Monthly dates clamp to short months and may fall before
+            // `date` within its month; the index before may already reach it.
+            match n
+                .checked_sub(1)
+                .and_then(|p| self.raw_nth(p).map(|d| (p, d)))
+            {
+                Some((p, d)) if d >= date => p,
+                _ => n,
+            }
+        };
+        let found = self.raw_nth(n)?;
+        let (n, found) = if found < date {
+            (n + 1, self.raw_nth(n + 1)?)
+        } else {
+            (n, found)
+        };
+        self.within_end(n, found).then_some((n, found))
+    }
+
+    /// The last occurrence on or before `date`.
+    pub fn last_on_or_before(&self, date: Date) -> Option<(u32, Date)> {
+        let date = match self.end_date {
+            Some(end) if end < date => end,
+            _ => date,
+        };
+        if date < self.start {
+            return None;
+        }
+        let mut n = u32::try_from(self.units_to(date) / self.step()).ok()?;
+        if let Some(count) = self.count {
+            n = n.min(count.checked_sub(1)?);
+        }
+        loop {
+            let found = self.raw_nth(n)?;
+            if found <= date {
+                return Some((n, found));
+            }
+            n = n.checked_sub(1)?;
+        }
+    }
+
+    /// Occurrences in `[from, to]`, newest first.
+    pub fn descending(&self, from: Date, to: Date) -> impl Iterator<Item = (u32, Date)> + '_ {
+        let mut next = self.last_on_or_before(to);
+        std::iter::from_fn(move || {
+            let (n, date) = next?;
+            if date < from {
+                return None;
+            }
+            next = n
+                .checked_sub(1)
+                .and_then(|p| self.raw_nth(p).map(|d| (p, d)));
+            Some((n, date))
+        })
+    }
+
+    /// Occurrences in `[from, to]`, oldest first.
+    pub fn ascending(&self, from: Date, to: Date) -> impl Iterator<Item = (u32, Date)> + '_ {
+        let mut next = self.first_on_or_after(from);
+        std::iter::from_fn(move || {
+            let (n, date) = next?;
+            if date > to {
+                return None;
+            }
+            next = n.checked_add(1).and_then(|m| self.nth(m).map(|d| (m, d)));
+            Some((n, date))
+        })
+    }
+}
+
+/// Installment `number` (from 1) of `count` parts of `total`: equal cents,
+/// the leftover cents on the first part.
+pub fn installment_amount(total: Money, count: u16, number: u16) -> Money {
+    let count_i = i64::from(count.max(1));
+    let base = total.cents() / count_i;
+    let leftover = total.cents() - base * count_i;
+    if number == 1 {
+        Money::from_cents(base + leftover)
+    } else {
+        Money::from_cents(base)
+    }
+}
+
+/// Installment `number` (from 1) is dated `number - 1` months after the
+/// first, keeping its day (clamped to short months).
+pub fn installment_date(first: Date, number: u16) -> Option<Date> {
+    let months = i64::from(number.checked_sub(1)?);
+    first.checked_add(Span::new().try_months(months).ok()?).ok()
+}
+
+pub const MIN_INSTALLMENTS: u16 = 2;
+pub const MAX_INSTALLMENTS: u16 = 420;
+
+/// What every entry of a rule or plan shares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Template {
+    pub tx_type: TxType,
+    pub amount: Money,
+    pub description: String,
+    pub notes: Option<String>,
+    pub category_id: Option<CategoryId>,
+    pub tag_ids: Vec<TagId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecurrenceRule {
+    pub id: RuleId,
+    pub user_id: UserId,
+    pub account_id: AccountId,
+    pub template: Template,
+    pub schedule: Schedule,
+    pub created_at: Timestamp,
+}
+
+/// An installment purchase: `template.amount` is the total.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstallmentPlan {
+    pub id: PurchaseId,
+    pub user_id: UserId,
+    pub account_id: AccountId,
+    pub template: Template,
+    pub count: u16,
+    pub first_date: Date,
+    /// `hide_series`: no installment is projected and stored ones are hidden.
+    pub hidden: bool,
+    pub created_at: Timestamp,
+}
+
+impl InstallmentPlan {
+    pub fn amount_of(&self, number: u16) -> Money {
+        installment_amount(self.template.amount, self.count, number)
+    }
+
+    pub fn date_of(&self, number: u16) -> Option<Date> {
+        installment_date(self.first_date, number)
+    }
+
+    /// Installments dated in `[from, to]`, newest first.
+    pub fn descending(&self, from: Date, to: Date) -> impl Iterator<Item = (u16, Date)> + '_ {
+        (1..=self.count)
+            .rev()
+            .filter_map(|k| self.date_of(k).map(|d| (k, d)))
+            .filter(move |(_, d)| *d >= from && *d <= to)
+    }
+}
+
+impl Template {
+    /// The entry state of one projected occurrence: always PENDING.
+    pub fn state(&self, date: Date, amount: Money) -> TransactionState {
+        TransactionState {
+            date,
+            tx_type: self.tx_type,
+            status: TxStatus::Pending,
+            amount,
+            description: self.description.clone(),
+            notes: self.notes.clone(),
+            category_id: self.category_id,
+            tag_ids: self.tag_ids.clone(),
+            hide_from_results: false,
+        }
+    }
+}
+
+/// How a projected entry is addressed in place of a UUID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Handle {
+    Recurrence {
+        rule_id: RuleId,
+        date: Date,
+    },
+    Installment {
+        purchase_id: PurchaseId,
+        number: u16,
+    },
+    Bill {
+        card_id: AccountId,
+        year: i16,
+        month: i8,
+    },
+}
+
+pub const HANDLE_PREFIX: &str = "mocked-";
+
+impl Handle {
+    pub fn parse(text: &str) -> Option<Handle> {
+        let rest = text.strip_prefix(HANDLE_PREFIX)?;
+        let (kind, rest) = rest.split_once(':')?;
+        let (id, key) = rest.split_once(':')?;
+        match kind {
+            "recurrence" => Some(Handle::Recurrence {
+                rule_id: RuleId::parse(id)?,
+                date: parse_date(key)?,
+            }),
+            "installment" => {
+                let number: u16 = key.parse().ok()?;
+                (key == number.to_string()).then_some(())?;
+                Some(Handle::Installment {
+                    purchase_id: PurchaseId::parse(id)?,
+                    number,
+                })
+            }
+            "bill" => {
+                let (y, m) = (key.get(..4)?, key.get(4..)?);
+                if key.len() != 6 || !key.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                let (year, month): (i16, i8) = (y.parse().ok()?, m.parse().ok()?);
+                (1..=12).contains(&month).then_some(())?;
+                Some(Handle::Bill {
+                    card_id: AccountId::parse(id)?,
+                    year,
+                    month,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Handle::Recurrence { rule_id, date } => {
+                write!(
+                    f,
+                    "{HANDLE_PREFIX}recurrence:{rule_id}:{}",
+                    format_date(*date)
+                )
+            }
+            Handle::Installment {
+                purchase_id,
+                number,
+            } => {
+                write!(f, "{HANDLE_PREFIX}installment:{purchase_id}:{number}")
+            }
+            Handle::Bill {
+                card_id,
+                year,
+                month,
+            } => {
+                write!(f, "{HANDLE_PREFIX}bill:{card_id}:{year:04}{month:02}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::civil::date;
+
+    fn schedule(frequency: Frequency, interval: u32, start: Date) -> Schedule {
+        Schedule {
+            frequency,
+            interval,
+            start,
+            end_date: None,
+            count: None,
+        }
+    }
+
+    #[test]
+    fn monthly_keeps_the_start_day_clamped() {
+        let s = schedule(Frequency::Monthly, 1, date(2026, 1, 31));
+        let dates: Vec<Date> = (0..4).filter_map(|n| s.nth(n)).collect();
+        assert_eq!(
+            dates,
+            [
+                date(2026, 1, 31),
+                date(2026, 2, 28),
+                date(2026, 3, 31),
+                date(2026, 4, 30)
+            ]
+        );
+        assert_eq!(s.index_of(date(2026, 2, 28)), Some(1));
+        assert_eq!(s.index_of(date(2026, 2, 27)), None);
+        assert_eq!(
+            s.first_on_or_after(date(2026, 2, 1)),
+            Some((1, date(2026, 2, 28)))
+        );
+        assert_eq!(
+            s.last_on_or_before(date(2026, 3, 30)),
+            Some((1, date(2026, 2, 28)))
+        );
+    }
+
+    #[test]
+    fn yearly_leap_day() {
+        let s = schedule(Frequency::Yearly, 1, date(2024, 2, 29));
+        assert_eq!(s.nth(1), Some(date(2025, 2, 28)));
+        assert_eq!(s.nth(4), Some(date(2028, 2, 29)));
+        assert_eq!(s.index_of(date(2025, 2, 28)), Some(1));
+    }
+
+    #[test]
+    fn weekly_with_interval_and_end() {
+        let s = Schedule {
+            end_date: Some(date(2026, 3, 1)),
+            ..schedule(Frequency::Weekly, 2, date(2026, 1, 1))
+        };
+        let all: Vec<Date> = s
+            .ascending(date(2025, 1, 1), date(2027, 1, 1))
+            .map(|(_, d)| d)
+            .collect();
+        assert_eq!(
+            all,
+            [
+                date(2026, 1, 1),
+                date(2026, 1, 15),
+                date(2026, 1, 29),
+                date(2026, 2, 12),
+                date(2026, 2, 26)
+            ]
+        );
+        let back: Vec<Date> = s
+            .descending(date(2025, 1, 1), date(2027, 1, 1))
+            .map(|(_, d)| d)
+            .collect();
+        assert_eq!(back, all.iter().rev().copied().collect::<Vec<_>>());
+        assert_eq!(s.index_of(date(2026, 3, 12)), None);
+    }
+
+    #[test]
+    fn count_limits_occurrences() {
+        let s = Schedule {
+            count: Some(3),
+            ..schedule(Frequency::Daily, 1, date(2026, 1, 1))
+        };
+        assert_eq!(s.nth(2), Some(date(2026, 1, 3)));
+        assert_eq!(s.nth(3), None);
+        assert_eq!(
+            s.last_on_or_before(date(2030, 1, 1)),
+            Some((2, date(2026, 1, 3)))
+        );
+        assert_eq!(s.first_on_or_after(date(2026, 1, 4)), None);
+    }
+
+    #[test]
+    fn far_from_the_start_is_direct() {
+        let s = schedule(Frequency::Daily, 1, date(2000, 1, 1));
+        assert_eq!(
+            s.first_on_or_after(date(2026, 11, 22)),
+            Some((9822, date(2026, 11, 22)))
+        );
+        assert_eq!(
+            s.descending(date(2026, 11, 20), date(2026, 11, 22)).count(),
+            3
+        );
+    }
+
+    #[test]
+    fn installments_split_exactly() {
+        let total = Money::from_cents(10_000);
+        let parts: Vec<Money> = (1..=3).map(|k| installment_amount(total, 3, k)).collect();
+        assert_eq!(
+            parts,
+            [
+                Money::from_cents(3334),
+                Money::from_cents(3333),
+                Money::from_cents(3333)
+            ]
+        );
+        assert_eq!(
+            installment_date(date(2026, 1, 31), 2),
+            Some(date(2026, 2, 28))
+        );
+        assert_eq!(
+            installment_date(date(2026, 1, 31), 3),
+            Some(date(2026, 3, 31))
+        );
+    }
+
+    #[test]
+    fn handles_round_trip() {
+        let handles = [
+            Handle::Recurrence {
+                rule_id: RuleId::new(),
+                date: date(2026, 2, 28),
+            },
+            Handle::Installment {
+                purchase_id: PurchaseId::new(),
+                number: 12,
+            },
+            Handle::Bill {
+                card_id: AccountId::new(),
+                year: 2026,
+                month: 3,
+            },
+        ];
+        for h in handles {
+            assert_eq!(Handle::parse(&h.to_string()), Some(h));
+        }
+        for bad in [
+            "mocked-recurrence:x:2026-01-01",
+            "mocked-installment:00000000-0000-4000-8000-000000000000:01",
+            "mocked-installment:00000000-0000-4000-8000-000000000000:x",
+            "mocked-bill:00000000-0000-4000-8000-000000000000:202613",
+            "mocked-other:00000000-0000-4000-8000-000000000000:1",
+            "recurrence:00000000-0000-4000-8000-000000000000:2026-01-01",
+        ] {
+            assert_eq!(Handle::parse(bad), None, "{bad}");
+        }
+    }
+}

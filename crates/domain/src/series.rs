@@ -1,0 +1,719 @@
+//! Recurrence rules and installment purchases as series: how they are
+//! created, and what a scoped PATCH or DELETE of one of their entries does.
+//! Each operation reads a loaded [`SeriesState`] and returns a
+//! [`SeriesWrite`] that the store applies in one database transaction.
+
+use jiff::civil::Date;
+use jiff::{Span, Timestamp};
+
+use crate::projection::{
+    Handle, InstallmentPlan, MAX_INSTALLMENTS, MIN_INSTALLMENTS, RecurrenceRule, Schedule, Template,
+};
+use crate::time::format_date;
+use crate::transaction::{
+    NewTransaction, NewTransactionInput, SeriesLink, Transaction, TransactionChanges,
+    TransactionState, TxStatus, apply_changes, new_transaction,
+};
+use crate::{DomainError, FieldErrors, PurchaseId, RuleId, TransactionId, UserId};
+
+/// What a creation request asks for.
+#[derive(Clone, Debug)]
+pub enum Creation {
+    Simple(NewTransaction),
+    /// The plan, and installment 1 stored as a row.
+    Installments {
+        plan: InstallmentPlan,
+        first: NewTransaction,
+    },
+    Recurrence(RecurrenceRule),
+}
+
+pub fn creation(
+    input: &NewTransactionInput,
+    user: UserId,
+    today: Date,
+    now: Timestamp,
+) -> Result<Creation, DomainError> {
+    let mut errors = FieldErrors::new();
+    if input.installments.is_some() && input.recurrence.is_some() {
+        errors.add(
+            "recurrence",
+            "send at most one of installments and recurrence",
+        );
+    }
+    if let Some(count) = input.installments
+        && !(MIN_INSTALLMENTS..=MAX_INSTALLMENTS).contains(&count)
+    {
+        errors.add(
+            "installments.count",
+            format!("must be from {MIN_INSTALLMENTS} to {MAX_INSTALLMENTS}"),
+        );
+    }
+    if input.recurrence.is_some() {
+        if input.id.is_some() {
+            errors.add(
+                "id",
+                "applies to simple and installment creations; an equivalent rule is reused instead",
+            );
+        }
+        if input.status.is_some() {
+            errors.add(
+                "status",
+                "occurrences of a rule are PENDING until they are paid",
+            );
+        }
+    }
+    let new = errors.check(new_transaction(input, today));
+    errors.finish()?;
+    let Some(new) = new else {
+        return Err(DomainError::field("body", "is incomplete"));
+    };
+    let template = Template {
+        tx_type: new.state.tx_type,
+        amount: new.state.amount,
+        description: new.state.description.clone(),
+        notes: new.state.notes.clone(),
+        category_id: new.state.category_id,
+        tag_ids: new.state.tag_ids.clone(),
+    };
+    if let Some(count) = input.installments {
+        if new.state.amount.cents() < i64::from(count) {
+            return Err(DomainError::field(
+                "amount",
+                format!("is too small to split into {count} installments of at least 0.01"),
+            ));
+        }
+        let plan = InstallmentPlan {
+            id: PurchaseId::new(),
+            user_id: user,
+            account_id: new.account_id,
+            template,
+            count,
+            first_date: new.state.date,
+            hidden: false,
+            created_at: now,
+        };
+        let mut first = new;
+        first.state.amount = plan.amount_of(1);
+        first.link = SeriesLink::Installment {
+            purchase_id: plan.id,
+            number: 1,
+        };
+        return Ok(Creation::Installments { plan, first });
+    }
+    if let Some(recurrence) = &input.recurrence {
+        let schedule = Schedule {
+            frequency: recurrence.frequency,
+            interval: recurrence.interval.unwrap_or(1),
+            start: new.state.date,
+            end_date: recurrence.end_date,
+            count: recurrence.count,
+        };
+        schedule.validate()?;
+        return Ok(Creation::Recurrence(RecurrenceRule {
+            id: RuleId::new(),
+            user_id: user,
+            account_id: new.account_id,
+            template,
+            schedule,
+            created_at: now,
+        }));
+    }
+    Ok(Creation::Simple(new))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    This,
+    Future,
+    All,
+}
+
+impl Scope {
+    pub fn parse(text: &str) -> Option<Scope> {
+        match text {
+            "this" => Some(Scope::This),
+            "future" => Some(Scope::Future),
+            "all" => Some(Scope::All),
+            _ => None,
+        }
+    }
+}
+
+/// Names a series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeriesRef {
+    Rule(RuleId),
+    Plan(PurchaseId),
+}
+
+#[derive(Clone, Debug)]
+pub enum Series {
+    Rule(RecurrenceRule),
+    Plan(InstallmentPlan),
+}
+
+/// A series with its stored rows and tombstones, loaded in one transaction.
+#[derive(Clone, Debug)]
+pub struct SeriesState {
+    pub series: Series,
+    pub rows: Vec<Transaction>,
+    pub tombstones: Vec<Handle>,
+}
+
+/// The entry of a series an operation addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A projected entry, by its handle.
+    Projected(Handle),
+    /// A stored row of the series.
+    Stored(TransactionId),
+    /// An occurrence of a rule given by the rule's id and a date.
+    RuleDate(Date),
+}
+
+/// A row the write creates: a materialised entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeriesRow {
+    pub id: TransactionId,
+    pub state: TransactionState,
+    pub link: SeriesLink,
+}
+
+/// Everything one operation changes, applied atomically by the store.
+#[derive(Clone, Debug, Default)]
+pub struct SeriesWrite {
+    pub insert: Vec<SeriesRow>,
+    pub update: Vec<(TransactionId, TransactionState)>,
+    pub relink: Vec<(TransactionId, RuleId)>,
+    pub delete: Vec<TransactionId>,
+    /// Rules to insert or replace.
+    pub put_rules: Vec<RecurrenceRule>,
+    pub delete_rule: Option<RuleId>,
+    pub put_plan: Option<InstallmentPlan>,
+    pub delete_plan: Option<PurchaseId>,
+    /// Handles to hide, with the date of the entry each hides.
+    pub tombstones: Vec<(Handle, Date)>,
+}
+
+/// What the response reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub target_id: String,
+    pub affected_ids: Vec<String>,
+    pub message: Option<String>,
+}
+
+/// The key of an entry within its series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Key {
+    Date(Date),
+    Number(u16),
+}
+
+fn row_key(row: &Transaction) -> Option<Key> {
+    match (row.recurrence_period_date, row.installment) {
+        (Some(date), _) => Some(Key::Date(date)),
+        (None, Some(i)) => Some(Key::Number(i.number)),
+        _ => None,
+    }
+}
+
+impl SeriesState {
+    fn handle(&self, key: Key) -> Option<Handle> {
+        match (&self.series, key) {
+            (Series::Rule(rule), Key::Date(date)) => Some(Handle::Recurrence {
+                rule_id: rule.id,
+                date,
+            }),
+            (Series::Plan(plan), Key::Number(number)) => Some(Handle::Installment {
+                purchase_id: plan.id,
+                number,
+            }),
+            _ => None,
+        }
+    }
+
+    fn stored_at(&self, key: Key) -> Option<&Transaction> {
+        self.rows.iter().find(|r| row_key(r) == Some(key))
+    }
+
+    fn is_tombstoned(&self, key: Key) -> bool {
+        self.handle(key)
+            .is_some_and(|h| self.tombstones.contains(&h))
+    }
+
+    /// Whether the series produces an entry at `key` at all.
+    fn produces(&self, key: Key) -> bool {
+        match (&self.series, key) {
+            (Series::Rule(rule), Key::Date(date)) => rule.schedule.index_of(date).is_some(),
+            (Series::Plan(plan), Key::Number(n)) => (1..=plan.count).contains(&n),
+            _ => false,
+        }
+    }
+
+    /// Resolves the target into its key, checking it exists as addressed.
+    fn resolve(&self, target: Target) -> Result<Key, DomainError> {
+        match target {
+            Target::Projected(handle) => {
+                let key = match handle {
+                    Handle::Recurrence { date, .. } => Key::Date(date),
+                    Handle::Installment { number, .. } => Key::Number(number),
+                    Handle::Bill { .. } => return Err(DomainError::ProjectionNotFound),
+                };
+                if self.handle(key) != Some(handle)
+                    || !self.produces(key)
+                    || self.stored_at(key).is_some()
+                    || self.is_tombstoned(key)
+                    || matches!(&self.series, Series::Plan(p) if p.hidden)
+                {
+                    return Err(DomainError::ProjectionNotFound);
+                }
+                Ok(key)
+            }
+            Target::Stored(id) => self
+                .rows
+                .iter()
+                .find(|r| r.id.stored() == Some(id))
+                .and_then(row_key)
+                .ok_or_else(|| DomainError::field("id", "is not an entry of this series")),
+            Target::RuleDate(date) => {
+                if self.produces(Key::Date(date)) {
+                    Ok(Key::Date(date))
+                } else {
+                    Err(DomainError::field(
+                        "date",
+                        "is not an occurrence of this rule",
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The state of the entry at `key` before any change: the stored row,
+    /// or the projection.
+    fn entry_state(&self, key: Key) -> Option<TransactionState> {
+        if let Some(row) = self.stored_at(key) {
+            return Some(row.state.clone());
+        }
+        match (&self.series, key) {
+            (Series::Rule(rule), Key::Date(date)) => {
+                Some(rule.template.state(date, rule.template.amount))
+            }
+            (Series::Plan(plan), Key::Number(n)) => {
+                Some(plan.template.state(plan.date_of(n)?, plan.amount_of(n)))
+            }
+            _ => None,
+        }
+    }
+
+    fn link(&self, key: Key) -> SeriesLink {
+        match (&self.series, key) {
+            (Series::Rule(rule), Key::Date(period_date)) => SeriesLink::Recurrence {
+                rule_id: rule.id,
+                period_date,
+            },
+            (Series::Plan(plan), Key::Number(number)) => SeriesLink::Installment {
+                purchase_id: plan.id,
+                number,
+            },
+            _ => SeriesLink::None,
+        }
+    }
+
+    /// The id the response names for `key`: the stored row, or the handle.
+    fn id_of(&self, key: Key) -> String {
+        match self.stored_at(key) {
+            Some(row) => row.id.to_string(),
+            None => self.handle(key).map(|h| h.to_string()).unwrap_or_default(),
+        }
+    }
+}
+
+/// Fields that can only change for one entry at a time.
+fn only_this(changes: &TransactionChanges, allow_date: bool) -> Result<(), DomainError> {
+    let mut errors = FieldErrors::new();
+    let single = [
+        ("date", changes.date.is_some() && !allow_date),
+        ("status", changes.status.is_some()),
+        ("hide_from_results", changes.hide_from_results.is_some()),
+    ];
+    for (field, sent) in single {
+        if sent {
+            errors.add(
+                field,
+                "can only change for one entry at a time (scope this)",
+            );
+        }
+    }
+    errors.finish()
+}
+
+/// The template with the changes applied.
+fn changed_template(
+    template: &Template,
+    changes: &TransactionChanges,
+) -> Result<Template, DomainError> {
+    let state = apply_changes(&template.state(Date::MIN, template.amount), changes)?;
+    Ok(Template {
+        tx_type: state.tx_type,
+        amount: state.amount,
+        description: state.description,
+        notes: state.notes,
+        category_id: state.category_id,
+        tag_ids: state.tag_ids,
+    })
+}
+
+/// PATCH of an entry of a series. A stored row with scope `this` is a
+/// plain row edit and never comes here.
+pub fn patch(
+    state: &SeriesState,
+    target: Target,
+    scope: Scope,
+    changes: &TransactionChanges,
+) -> Result<(SeriesWrite, Outcome), DomainError> {
+    let key = state.resolve(target)?;
+    let mut write = SeriesWrite::default();
+    match (scope, &state.series) {
+        (Scope::This, _) => {
+            let entry = state
+                .entry_state(key)
+                .ok_or(DomainError::ProjectionNotFound)?;
+            let row = SeriesRow {
+                id: TransactionId::new(),
+                state: apply_changes(&entry, changes)?,
+                link: state.link(key),
+            };
+            let id = row.id.to_string();
+            write.insert.push(row);
+            let message = format!(
+                "This entry is now a stored row ({id}); the rest of the series is unchanged."
+            );
+            Ok((
+                write,
+                Outcome {
+                    target_id: id.clone(),
+                    affected_ids: vec![id],
+                    message: Some(message),
+                },
+            ))
+        }
+        (Scope::Future | Scope::All, Series::Plan(plan)) => {
+            only_this(changes, false)?;
+            let Key::Number(from) = key else {
+                return Err(DomainError::ProjectionNotFound);
+            };
+            let first = if scope == Scope::All { 1 } else { from };
+            let mut affected = Vec::new();
+            let mut target_id = String::new();
+            for number in first..=plan.count {
+                let k = Key::Number(number);
+                if state.is_tombstoned(k) {
+                    continue;
+                }
+                let id = match state.stored_at(k) {
+                    Some(row) => {
+                        let is_target = number == from;
+                        if row.state.status == TxStatus::Posted && !is_target {
+                            continue;
+                        }
+                        let id = row.id.stored().ok_or(DomainError::ProjectionNotFound)?;
+                        write.update.push((id, apply_changes(&row.state, changes)?));
+                        id
+                    }
+                    None => {
+                        let entry = state
+                            .entry_state(k)
+                            .ok_or(DomainError::ProjectionNotFound)?;
+                        let row = SeriesRow {
+                            id: TransactionId::new(),
+                            state: apply_changes(&entry, changes)?,
+                            link: state.link(k),
+                        };
+                        let id = row.id;
+                        write.insert.push(row);
+                        id
+                    }
+                };
+                if number == from {
+                    target_id = id.to_string();
+                }
+                affected.push(id.to_string());
+            }
+            let message = format!(
+                "Installments {first} to {} of {} changed and stored; POSTED installments other than this one keep their values.",
+                plan.count, plan.count
+            );
+            Ok((
+                write,
+                Outcome {
+                    target_id,
+                    affected_ids: affected,
+                    message: Some(message),
+                },
+            ))
+        }
+        (Scope::All, Series::Rule(rule)) => {
+            only_this(changes, false)?;
+            let mut next = rule.clone();
+            next.template = changed_template(&rule.template, changes)?;
+            let mut affected = vec![state.id_of(key)];
+            for row in &state.rows {
+                if row.state.status == TxStatus::Posted {
+                    continue;
+                }
+                let Some(id) = row.id.stored() else { continue };
+                write.update.push((id, apply_changes(&row.state, changes)?));
+                if !affected.contains(&id.to_string()) {
+                    affected.push(id.to_string());
+                }
+            }
+            let pending = write.update.len();
+            write.put_rules.push(next);
+            let message = format!(
+                "The rule and {pending} pending stored entr{} changed; POSTED entries keep their values.",
+                if pending == 1 { "y" } else { "ies" }
+            );
+            Ok((
+                write,
+                Outcome {
+                    target_id: state.id_of(key),
+                    affected_ids: affected,
+                    message: Some(message),
+                },
+            ))
+        }
+        (Scope::Future, Series::Rule(rule)) => {
+            only_this(changes, true)?;
+            let Key::Date(at) = key else {
+                return Err(DomainError::ProjectionNotFound);
+            };
+            let index = rule
+                .schedule
+                .index_of(at)
+                .ok_or(DomainError::ProjectionNotFound)?;
+            let new_start = changes.date.unwrap_or(at);
+            if index == 0 && new_start == rule.schedule.start {
+                // From the first occurrence on is the whole rule.
+                return patch(state, target, Scope::All, changes);
+            }
+            let mut new_rule = rule.clone();
+            new_rule.id = RuleId::new();
+            new_rule.template = changed_template(&rule.template, changes)?;
+            new_rule.schedule = Schedule {
+                start: new_start,
+                count: rule.schedule.count.map(|c| c.saturating_sub(index)),
+                ..rule.schedule.clone()
+            };
+            if let Some(end) = new_rule.schedule.end_date
+                && end < new_start
+            {
+                new_rule.schedule.end_date = Some(new_start);
+            }
+            new_rule.schedule.validate()?;
+            let mut old_rule = rule.clone();
+            let day_before = at.checked_sub(Span::new().days(1)).unwrap_or(at);
+            old_rule.schedule.end_date = Some(day_before);
+            if index == 0 {
+                write.delete_rule = Some(rule.id);
+            } else {
+                write.put_rules.push(old_rule);
+            }
+            let new_first = Handle::Recurrence {
+                rule_id: new_rule.id,
+                date: new_start,
+            };
+            let mut affected = vec![new_first.to_string()];
+            // Later stored rows and deletions follow the new rule.
+            for row in &state.rows {
+                let (Some(id), Some(period)) = (row.id.stored(), row.recurrence_period_date) else {
+                    continue;
+                };
+                if period < at {
+                    continue;
+                }
+                write.relink.push((id, new_rule.id));
+                if row.state.status != TxStatus::Posted {
+                    let mut row_changes = changes.clone();
+                    row_changes.date = None;
+                    write
+                        .update
+                        .push((id, apply_changes(&row.state, &row_changes)?));
+                }
+                affected.push(id.to_string());
+            }
+            for handle in &state.tombstones {
+                if let Handle::Recurrence { date, .. } = handle
+                    && *date >= at
+                {
+                    write.tombstones.push((
+                        Handle::Recurrence {
+                            rule_id: new_rule.id,
+                            date: *date,
+                        },
+                        *date,
+                    ));
+                }
+            }
+            let target_id = match target {
+                Target::Stored(id) => id.to_string(),
+                _ => new_first.to_string(),
+            };
+            let message = format!(
+                "The series was split: occurrences before {} keep the old values (rule {}); from {} on they follow the new rule {}.",
+                format_date(at),
+                rule.id,
+                format_date(new_start),
+                new_rule.id
+            );
+            write.put_rules.push(new_rule);
+            Ok((
+                write,
+                Outcome {
+                    target_id,
+                    affected_ids: affected,
+                    message: Some(message),
+                },
+            ))
+        }
+    }
+}
+
+/// DELETE of an entry of a series.
+pub fn delete(
+    state: &SeriesState,
+    target: Target,
+    scope: Scope,
+    preserve_posted: bool,
+    hide_series: bool,
+) -> Result<(SeriesWrite, Outcome), DomainError> {
+    let mut write = SeriesWrite::default();
+    let mut affected = Vec::new();
+    if hide_series {
+        let Series::Plan(plan) = &state.series else {
+            return Err(DomainError::field(
+                "hide_series",
+                "applies to installment purchases only",
+            ));
+        };
+        let mut hidden = plan.clone();
+        hidden.hidden = true;
+        write.put_plan = Some(hidden);
+        for row in &state.rows {
+            let Some(id) = row.id.stored() else { continue };
+            let mut next = row.state.clone();
+            next.hide_from_results = true;
+            write.update.push((id, next));
+            affected.push(id.to_string());
+        }
+        let message = "The whole installment series is hidden.".to_owned();
+        return Ok((
+            write,
+            Outcome {
+                target_id: String::new(),
+                affected_ids: affected,
+                message: Some(message),
+            },
+        ));
+    }
+    let key = state.resolve(target)?;
+    let keep = |row: &Transaction| preserve_posted && row.state.status == TxStatus::Posted;
+    match scope {
+        Scope::This => {
+            if let Some(row) = state.stored_at(key) {
+                if let Some(id) = row.id.stored()
+                    && !keep(row)
+                {
+                    write.delete.push(id);
+                    affected.push(id.to_string());
+                }
+            } else {
+                let handle = state.handle(key).ok_or(DomainError::ProjectionNotFound)?;
+                let date = state
+                    .entry_state(key)
+                    .map(|s| s.date)
+                    .ok_or(DomainError::ProjectionNotFound)?;
+                write.tombstones.push((handle, date));
+                affected.push(handle.to_string());
+            }
+        }
+        Scope::Future | Scope::All => {
+            let from_start = scope == Scope::All;
+            let in_scope = |k: Key| match (k, key) {
+                _ if from_start => true,
+                (Key::Date(d), Key::Date(at)) => d >= at,
+                (Key::Number(n), Key::Number(at)) => n >= at,
+                _ => false,
+            };
+            let mut kept = false;
+            for row in &state.rows {
+                let (Some(id), Some(k)) = (row.id.stored(), row_key(row)) else {
+                    continue;
+                };
+                if !in_scope(k) {
+                    continue;
+                }
+                if keep(row) {
+                    kept = true;
+                    continue;
+                }
+                write.delete.push(id);
+                affected.push(id.to_string());
+            }
+            match &state.series {
+                Series::Rule(rule) => {
+                    let Key::Date(at) = key else {
+                        return Err(DomainError::ProjectionNotFound);
+                    };
+                    if from_start || at <= rule.schedule.start {
+                        write.delete_rule = Some(rule.id);
+                    } else {
+                        let mut ended = rule.clone();
+                        ended.schedule.end_date = at.checked_sub(Span::new().days(1)).ok();
+                        write.put_rules.push(ended);
+                    }
+                    affected.insert(0, rule.id.to_string());
+                }
+                Series::Plan(plan) => {
+                    if from_start {
+                        if kept {
+                            // POSTED installments stay: keep the plan (hidden)
+                            // so they still show which purchase they belong to.
+                            let mut hidden = plan.clone();
+                            hidden.hidden = true;
+                            write.put_plan = Some(hidden);
+                        } else {
+                            write.delete_plan = Some(plan.id);
+                        }
+                    } else {
+                        for number in 1..=plan.count {
+                            let k = Key::Number(number);
+                            if !in_scope(k)
+                                || state.stored_at(k).is_some()
+                                || state.is_tombstoned(k)
+                            {
+                                continue;
+                            }
+                            let (Some(handle), Some(date)) =
+                                (state.handle(k), plan.date_of(number))
+                            else {
+                                continue;
+                            };
+                            write.tombstones.push((handle, date));
+                            affected.push(handle.to_string());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok((
+        write,
+        Outcome {
+            target_id: String::new(),
+            affected_ids: affected,
+            message: None,
+        },
+    ))
+}
