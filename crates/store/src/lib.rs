@@ -88,6 +88,22 @@ pub struct References {
     pub tags: Vec<TagId>,
 }
 
+/// Rows, rules and plans written at once (demo data, imports).
+#[derive(Clone, Debug, Default)]
+pub struct ImportBatch {
+    pub rows: Vec<ImportRow>,
+    pub rules: Vec<RecurrenceRule>,
+    pub plans: Vec<InstallmentPlan>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ImportRow {
+    pub id: TransactionId,
+    pub account_id: AccountId,
+    pub state: cofre_domain::transaction::TransactionState,
+    pub link: cofre_domain::transaction::SeriesLink,
+}
+
 /// What a write needs to know about "now".
 #[derive(Clone, Copy, Debug)]
 pub struct WriteContext {
@@ -171,6 +187,9 @@ pub trait Store: Send + Sync + 'static {
     /// Rules, plans, replacements and tombstones that project entries
     /// into `[from, to]`, with the user's accounts and tags.
     async fn view_sources(&self, user: UserId, from: Date, to: Date) -> StoreResult<ViewSources>;
+    /// Writes a batch in one transaction: all of it or nothing. Accounts,
+    /// categories and tags it names must be the user's.
+    async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()>;
     /// Loads a series, lets `op` decide, and applies its write: one
     /// transaction. NotFound when the user has no such series.
     async fn apply_series(

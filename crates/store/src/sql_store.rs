@@ -35,7 +35,8 @@ use cofre_domain::{
 };
 
 use crate::{
-    AccountView, Created, References, SeriesOp, Store, StoreError, StoreResult, WriteContext,
+    AccountView, Created, ImportBatch, References, SeriesOp, Store, StoreError, StoreResult,
+    WriteContext,
 };
 
 type DbRow = <Db as sqlx::Database>::Row;
@@ -1511,6 +1512,55 @@ impl Store for SqlStore {
             }
         }
         Ok(sources)
+    }
+
+    async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let mut accounts: HashMap<AccountId, Account> = HashMap::new();
+        for view in sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ACCOUNT_COLUMNS}, 0 AS balance_cents FROM accounts a WHERE a.user_id = $1"
+        )))
+        .bind(user.to_string())
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(account_view_from_row)
+        {
+            let view = view?;
+            accounts.insert(view.account.id, view.account);
+        }
+        let owned = |id: AccountId| {
+            accounts
+                .get(&id)
+                .ok_or_else(|| StoreError::from(DomainError::field("account_id", "no such account")))
+        };
+        for rule in &batch.rules {
+            owned(rule.account_id)?;
+            put_rule(&mut tx, rule, now).await?;
+        }
+        for plan in &batch.plans {
+            owned(plan.account_id)?;
+            put_plan(&mut tx, plan, now).await?;
+        }
+        for row in &batch.rows {
+            let account = owned(row.account_id)?;
+            insert_transaction(
+                &mut tx,
+                RowInsert {
+                    id: row.id,
+                    user,
+                    account,
+                    state: &row.state,
+                    link: row.link,
+                    source: Source::Api,
+                    fingerprint: None,
+                    now,
+                },
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn apply_series(

@@ -9,5 +9,6 @@ mod categories;
 mod listing;
 mod operations;
 mod profile;
+mod projections;
 mod tags;
 mod transactions;
