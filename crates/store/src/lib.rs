@@ -186,7 +186,12 @@ pub trait Store: Send + Sync + 'static {
     async fn get_plan(&self, user: UserId, id: PurchaseId) -> StoreResult<InstallmentPlan>;
     /// Rules, plans, replacements and tombstones that project entries
     /// into `[from, to]`, with the user's accounts and tags.
-    async fn view_sources(&self, user: UserId, from: Date, to: Date) -> StoreResult<ViewSources>;
+    async fn view_sources(
+        &self,
+        user: UserId,
+        from: Date,
+        to: Date,
+    ) -> StoreResult<Arc<ViewSources>>;
     /// Writes a batch in one transaction: all of it or nothing. Accounts,
     /// categories and tags it names must be the user's.
     async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()>;

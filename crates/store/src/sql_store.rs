@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 use sqlx::{QueryBuilder, Row};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use uuid::Uuid;
 
 use cofre_domain::account::{
@@ -42,14 +43,37 @@ use crate::{
 type DbRow = <Db as sqlx::Database>::Row;
 type Tx = sqlx::Transaction<'static, Db>;
 
+/// Projection sources per (user, window), valid while the user's
+/// `view_version` is the one they were loaded at.
+type SourcesCache = Mutex<HashMap<(UserId, Date, Date), (i64, Arc<ViewSources>)>>;
+
+/// Entries kept before the cache starts afresh.
+const SOURCES_CACHE_LIMIT: usize = 4_096;
+
 #[derive(Clone)]
 pub struct SqlStore {
     pool: sqlx::Pool<Db>,
+    sources: Arc<SourcesCache>,
 }
 
 impl SqlStore {
-    async fn begin_write(&self) -> StoreResult<Tx> {
-        Ok(self.pool.begin_with(BEGIN_WRITE).await?)
+    fn from_pool(pool: sqlx::Pool<Db>) -> Self {
+        Self {
+            pool,
+            sources: Arc::default(),
+        }
+    }
+
+    /// Starts a write of `user`'s data. Its first statement bumps the
+    /// user's `view_version`, so every write invalidates cached projection
+    /// sources, in every process, when it commits.
+    async fn begin_write(&self, user: UserId) -> StoreResult<Tx> {
+        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        sqlx::query("UPDATE users SET view_version = view_version + 1 WHERE id = $1")
+            .bind(user.to_string())
+            .execute(&mut *tx)
+            .await?;
+        Ok(tx)
     }
 
     /// The underlying pool, for tests and tools that need raw access.
@@ -935,6 +959,134 @@ async fn apply_write(
     Ok(())
 }
 
+/// Rules, plans, replacements and tombstones that project into a window.
+async fn load_view_sources(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    from: Date,
+    to: Date,
+) -> StoreResult<ViewSources> {
+        let (from_text, to_text) = (format_date(from), format_date(to));
+    let sql = format!(
+        "SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE user_id = $1 AND start_date <= $3 \
+         AND (end_date IS NULL OR end_date >= $2) ORDER BY id"
+    );
+    let rules = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(user.to_string())
+        .bind(from_text.clone())
+        .bind(to_text.clone())
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(rule_from_row)
+        .collect::<StoreResult<Vec<_>>>()?;
+    let sql = format!(
+        "SELECT {PLAN_COLUMNS} FROM installment_plans WHERE user_id = $1 AND hidden = FALSE \
+         AND first_date <= $3 AND last_date >= $2 ORDER BY id"
+    );
+    let plans = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(user.to_string())
+        .bind(from_text.clone())
+        .bind(to_text.clone())
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(plan_from_row)
+        .collect::<StoreResult<Vec<_>>>()?;
+    let mut sources = ViewSources {
+        rules,
+        plans,
+        ..ViewSources::default()
+    };
+    if sources.rules.is_empty() && sources.plans.is_empty() {
+        return Ok(sources);
+    }
+    if !sources.rules.is_empty() {
+        let rows = sqlx::query(
+            "SELECT recurrence_id, recurrence_period_date FROM transactions WHERE user_id = $1 \
+             AND recurrence_id IS NOT NULL AND recurrence_period_date >= $2 \
+             AND recurrence_period_date <= $3",
+        )
+        .bind(user.to_string())
+        .bind(from_text.clone())
+        .bind(to_text.clone())
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &rows {
+            sources.materialized.insert(Handle::Recurrence {
+                rule_id: RuleId(get_uuid(row, "recurrence_id")?),
+                date: get_date(row, "recurrence_period_date")?,
+            });
+        }
+    }
+    if !sources.plans.is_empty() {
+        let rows = sqlx::query(
+            "SELECT t.installment_purchase_id, t.installment_number FROM transactions t \
+             JOIN installment_plans p ON p.id = t.installment_purchase_id \
+             WHERE p.user_id = $1 AND p.hidden = FALSE AND p.first_date <= $3 AND p.last_date >= $2",
+        )
+        .bind(user.to_string())
+        .bind(from_text.clone())
+        .bind(to_text.clone())
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &rows {
+            let number: i32 = row.try_get("installment_number")?;
+            sources.materialized.insert(Handle::Installment {
+                purchase_id: PurchaseId(get_uuid(row, "installment_purchase_id")?),
+                number: u16::try_from(number).map_err(|_| corrupt("installment_number", &number.to_string()))?,
+            });
+        }
+    }
+    let rows = sqlx::query(
+        "SELECT handle FROM tombstones WHERE user_id = $1 AND entry_date >= $2 AND entry_date <= $3",
+    )
+    .bind(user.to_string())
+    .bind(from_text)
+    .bind(to_text)
+    .fetch_all(&mut *conn)
+    .await?;
+    for row in &rows {
+        let text: String = row.try_get("handle")?;
+        let handle = Handle::parse(&text).ok_or_else(|| corrupt("handle", &text))?;
+        sources.tombstones.insert(handle);
+    }
+    let rows = sqlx::query("SELECT id, currency, sub_type FROM accounts WHERE user_id = $1")
+        .bind(user.to_string())
+        .fetch_all(&mut *conn)
+        .await?;
+    for row in &rows {
+        let sub: String = row.try_get("sub_type")?;
+        sources.accounts.insert(
+            AccountId(get_uuid(row, "id")?),
+            AccountInfo {
+                currency: row.try_get("currency")?,
+                sub_type: SubType::parse(&sub).ok_or_else(|| corrupt("sub_type", &sub))?,
+            },
+        );
+    }
+    let uses_tags = sources.rules.iter().any(|r| !r.template.tag_ids.is_empty())
+        || sources.plans.iter().any(|p| !p.template.tag_ids.is_empty());
+    if uses_tags {
+        let rows = sqlx::query("SELECT id, title, color_hex FROM tags WHERE user_id = $1")
+            .bind(user.to_string())
+            .fetch_all(&mut *conn)
+            .await?;
+        for row in &rows {
+            let id = TagId(get_uuid(row, "id")?);
+            sources.tags.insert(
+                id,
+                TagRef {
+                    id,
+                    title: row.try_get("title")?,
+                    color_hex: row.try_get("color_hex")?,
+                },
+            );
+        }
+    }
+    Ok(sources)
+}
+
 // ------------------------------------------------------------------ store
 
 #[async_trait]
@@ -975,7 +1127,7 @@ impl Store for SqlStore {
     }
 
     async fn update_profile(&self, user: UserId, changes: &ProfileChanges) -> StoreResult<Profile> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let row = sqlx::query(
             "SELECT id, name, wage_cents, monthly_living_cost_cents, has_spouse, has_children, \
              is_entrepreneur FROM users WHERE id = $1",
@@ -1084,7 +1236,7 @@ impl Store for SqlStore {
         default_currency: &str,
         ctx: WriteContext,
     ) -> StoreResult<(AccountView, Option<TransactionId>)> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let pay_from = pay_from_for(&mut tx, user, changes).await?;
         let state = account_rules::apply_changes(None, changes, pay_from.as_ref(), default_currency)?;
         let id = AccountId::new();
@@ -1152,7 +1304,7 @@ impl Store for SqlStore {
         id: AccountId,
         changes: &AccountChanges,
     ) -> StoreResult<AccountView> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let current = fetch_account(&mut tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
@@ -1184,7 +1336,7 @@ impl Store for SqlStore {
     }
 
     async fn delete_account(&self, user: UserId, id: AccountId) -> StoreResult<Vec<String>> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let receipts: Vec<String> = sqlx::query(
             "SELECT receipt_name FROM transactions WHERE account_id = $1 AND user_id = $2 \
              AND receipt_name IS NOT NULL",
@@ -1221,7 +1373,7 @@ impl Store for SqlStore {
         changes: &CategoryChanges,
         now: Timestamp,
     ) -> StoreResult<Category> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let visible = fetch_categories(&mut tx, user).await?;
         let state = category_rules::apply_changes(None, changes, &visible)?;
         let id = CategoryId::new();
@@ -1254,7 +1406,7 @@ impl Store for SqlStore {
         id: CategoryId,
         changes: &CategoryChanges,
     ) -> StoreResult<Category> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let visible = fetch_categories(&mut tx, user).await?;
         let current = visible
             .iter()
@@ -1305,6 +1457,7 @@ impl Store for SqlStore {
             color_hex: tag.color_hex.clone(),
             created_at: now,
         };
+        let mut tx = self.begin_write(user).await?;
         let result = sqlx::query(
             "INSERT INTO tags (id, user_id, title, title_key, color_hex, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
@@ -1315,10 +1468,13 @@ impl Store for SqlStore {
         .bind(tag.title_key.clone())
         .bind(tag.color_hex.clone())
         .bind(format_timestamp(now))
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await;
         match result {
-            Ok(_) => Ok(created),
+            Ok(_) => {
+                tx.commit().await?;
+                Ok(created)
+            }
             Err(err) if is_unique_violation(&err) => Err(StoreError::TitleConflict),
             Err(err) => Err(err.into()),
         }
@@ -1345,7 +1501,7 @@ impl Store for SqlStore {
         user: UserId,
         rule: &RecurrenceRule,
     ) -> StoreResult<Created<RecurrenceRule>> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         fetch_account(&mut tx, user, rule.account_id)
             .await?
             .ok_or_else(|| StoreError::from(DomainError::field("account_id", "no such account")))?;
@@ -1391,131 +1547,35 @@ impl Store for SqlStore {
         plan_from_row(&row)
     }
 
-    async fn view_sources(&self, user: UserId, from: Date, to: Date) -> StoreResult<ViewSources> {
+    async fn view_sources(&self, user: UserId, from: Date, to: Date) -> StoreResult<Arc<ViewSources>> {
         let mut conn = self.pool.acquire().await?;
-        let (from_text, to_text) = (format_date(from), format_date(to));
-        let sql = format!(
-            "SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE user_id = $1 AND start_date <= $3 \
-             AND (end_date IS NULL OR end_date >= $2) ORDER BY id"
-        );
-        let rules = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let version: i64 = sqlx::query("SELECT view_version FROM users WHERE id = $1")
             .bind(user.to_string())
-            .bind(from_text.clone())
-            .bind(to_text.clone())
-            .fetch_all(&mut *conn)
+            .fetch_optional(&mut *conn)
             .await?
-            .iter()
-            .map(rule_from_row)
-            .collect::<StoreResult<Vec<_>>>()?;
-        let sql = format!(
-            "SELECT {PLAN_COLUMNS} FROM installment_plans WHERE user_id = $1 AND hidden = FALSE \
-             AND first_date <= $3 AND last_date >= $2 ORDER BY id"
-        );
-        let plans = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(user.to_string())
-            .bind(from_text.clone())
-            .bind(to_text.clone())
-            .fetch_all(&mut *conn)
-            .await?
-            .iter()
-            .map(plan_from_row)
-            .collect::<StoreResult<Vec<_>>>()?;
-        let mut sources = ViewSources {
-            rules,
-            plans,
-            ..ViewSources::default()
+            .map(|row| row.try_get("view_version"))
+            .transpose()?
+            .unwrap_or(-1);
+        let key = (user, from, to);
+        let cached = {
+            let cache = self.sources.lock().unwrap_or_else(|p| p.into_inner());
+            cache.get(&key).filter(|(v, _)| *v == version).map(|(_, s)| s.clone())
         };
-        if sources.rules.is_empty() && sources.plans.is_empty() {
+        if let Some(sources) = cached {
             return Ok(sources);
         }
-        if !sources.rules.is_empty() {
-            let rows = sqlx::query(
-                "SELECT recurrence_id, recurrence_period_date FROM transactions WHERE user_id = $1 \
-                 AND recurrence_id IS NOT NULL AND recurrence_period_date >= $2 \
-                 AND recurrence_period_date <= $3",
-            )
-            .bind(user.to_string())
-            .bind(from_text.clone())
-            .bind(to_text.clone())
-            .fetch_all(&mut *conn)
-            .await?;
-            for row in &rows {
-                sources.materialized.insert(Handle::Recurrence {
-                    rule_id: RuleId(get_uuid(row, "recurrence_id")?),
-                    date: get_date(row, "recurrence_period_date")?,
-                });
-            }
+        let sources = Arc::new(load_view_sources(&mut conn, user, from, to).await?);
+        let mut cache = self.sources.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= SOURCES_CACHE_LIMIT {
+            cache.clear();
         }
-        if !sources.plans.is_empty() {
-            let rows = sqlx::query(
-                "SELECT t.installment_purchase_id, t.installment_number FROM transactions t \
-                 JOIN installment_plans p ON p.id = t.installment_purchase_id \
-                 WHERE p.user_id = $1 AND p.hidden = FALSE AND p.first_date <= $3 AND p.last_date >= $2",
-            )
-            .bind(user.to_string())
-            .bind(from_text.clone())
-            .bind(to_text.clone())
-            .fetch_all(&mut *conn)
-            .await?;
-            for row in &rows {
-                let number: i32 = row.try_get("installment_number")?;
-                sources.materialized.insert(Handle::Installment {
-                    purchase_id: PurchaseId(get_uuid(row, "installment_purchase_id")?),
-                    number: u16::try_from(number).map_err(|_| corrupt("installment_number", &number.to_string()))?,
-                });
-            }
-        }
-        let rows = sqlx::query(
-            "SELECT handle FROM tombstones WHERE user_id = $1 AND entry_date >= $2 AND entry_date <= $3",
-        )
-        .bind(user.to_string())
-        .bind(from_text)
-        .bind(to_text)
-        .fetch_all(&mut *conn)
-        .await?;
-        for row in &rows {
-            let text: String = row.try_get("handle")?;
-            let handle = Handle::parse(&text).ok_or_else(|| corrupt("handle", &text))?;
-            sources.tombstones.insert(handle);
-        }
-        let rows = sqlx::query("SELECT id, currency, sub_type FROM accounts WHERE user_id = $1")
-            .bind(user.to_string())
-            .fetch_all(&mut *conn)
-            .await?;
-        for row in &rows {
-            let sub: String = row.try_get("sub_type")?;
-            sources.accounts.insert(
-                AccountId(get_uuid(row, "id")?),
-                AccountInfo {
-                    currency: row.try_get("currency")?,
-                    sub_type: SubType::parse(&sub).ok_or_else(|| corrupt("sub_type", &sub))?,
-                },
-            );
-        }
-        let uses_tags = sources.rules.iter().any(|r| !r.template.tag_ids.is_empty())
-            || sources.plans.iter().any(|p| !p.template.tag_ids.is_empty());
-        if uses_tags {
-            let rows = sqlx::query("SELECT id, title, color_hex FROM tags WHERE user_id = $1")
-                .bind(user.to_string())
-                .fetch_all(&mut *conn)
-                .await?;
-            for row in &rows {
-                let id = TagId(get_uuid(row, "id")?);
-                sources.tags.insert(
-                    id,
-                    TagRef {
-                        id,
-                        title: row.try_get("title")?,
-                        color_hex: row.try_get("color_hex")?,
-                    },
-                );
-            }
-        }
+        cache.insert(key, (version, sources.clone()));
         Ok(sources)
     }
 
+
     async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let mut accounts: HashMap<AccountId, Account> = HashMap::new();
         for view in sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {ACCOUNT_COLUMNS}, 0 AS balance_cents FROM accounts a WHERE a.user_id = $1"
@@ -1571,7 +1631,7 @@ impl Store for SqlStore {
         op: SeriesOp,
         now: Timestamp,
     ) -> StoreResult<Outcome> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let state = load_series(&mut tx, user, series).await?;
         check_references(&mut tx, user, references.category, &references.tags).await?;
         let (write, outcome) = op(&state)?;
@@ -1602,7 +1662,7 @@ impl Store for SqlStore {
         changes: &TransactionChanges,
         now: Timestamp,
     ) -> StoreResult<Transaction> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let current = fetch_transaction(&mut tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
@@ -1652,7 +1712,7 @@ impl Store for SqlStore {
         user: UserId,
         id: TransactionId,
     ) -> StoreResult<Option<String>> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         let row = sqlx::query("SELECT receipt_name FROM transactions WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
             .bind(user.to_string())
@@ -1763,7 +1823,7 @@ impl SqlStore {
         plan: Option<&InstallmentPlan>,
         now: Timestamp,
     ) -> StoreResult<Created<Transaction>> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write(user).await?;
         if new.client_chosen_id {
             let existing = sqlx::query("SELECT user_id, fingerprint FROM transactions WHERE id = $1")
                 .bind(new.id.to_string())

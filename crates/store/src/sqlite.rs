@@ -22,7 +22,7 @@ impl SqlStore {
             .connect_with(options)
             .await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self::from_pool(pool))
     }
 }
 

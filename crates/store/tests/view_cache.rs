@@ -1,0 +1,62 @@
+//! Two stores on one database stand for two `cofre serve` processes: a
+//! write through one must be visible to the other's cached view sources.
+
+use jiff::civil::date;
+
+use cofre_domain::account::{AccountChanges, AccountType};
+use cofre_domain::projection::{Frequency, RecurrenceRule, Schedule, Template};
+use cofre_domain::transaction::TxType;
+use cofre_domain::{Money, RuleId};
+use cofre_store::{Store, WriteContext};
+
+#[tokio::test]
+async fn a_write_in_one_process_refreshes_the_others_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("shared.db").display());
+    let first = cofre_store::connect(&url).await.unwrap();
+    let second = cofre_store::connect(&url).await.unwrap();
+    let now = "2026-11-22T15:00:00Z".parse().unwrap();
+    let today = date(2026, 11, 22);
+    let user = first.create_user(None, now).await.unwrap().id;
+    let changes = AccountChanges {
+        account_type: Some(AccountType::Bank),
+        ..Default::default()
+    };
+    let (account, _) = first
+        .create_account(user, &changes, None, "BRL", WriteContext { now, today })
+        .await
+        .unwrap();
+    let (from, to) = (date(2026, 1, 1), date(2026, 12, 31));
+
+    let before = first.view_sources(user, from, to).await.unwrap();
+    assert!(before.rules.is_empty());
+    // Cached now: the same sources come back without a write.
+    let again = first.view_sources(user, from, to).await.unwrap();
+    assert!(std::sync::Arc::ptr_eq(&before, &again));
+
+    let rule = RecurrenceRule {
+        id: RuleId::new(),
+        user_id: user,
+        account_id: account.account.id,
+        template: Template {
+            tx_type: TxType::Debit,
+            amount: Money::from_cents(3990),
+            description: "Streaming".into(),
+            notes: None,
+            category_id: None,
+            tag_ids: Vec::new(),
+        },
+        schedule: Schedule {
+            frequency: Frequency::Monthly,
+            interval: 1,
+            start: date(2026, 1, 10),
+            end_date: None,
+            count: None,
+        },
+        created_at: now,
+    };
+    second.create_rule(user, &rule).await.unwrap();
+
+    let after = first.view_sources(user, from, to).await.unwrap();
+    assert_eq!(after.rules.len(), 1, "the other process's write is seen");
+}
