@@ -117,9 +117,13 @@ fn expected_nth(s: &Schedule, n: u32) -> Option<Date> {
 // The brute-force oracle: nth(0), nth(1), ... until None or past `to`.
 // ---------------------------------------------------------------------------
 
+/// Occurrences up to `to` and the first after it.
+type Walk = (Vec<(u32, Date)>, Option<(u32, Date)>);
+
 /// Every occurrence dated on or before `to`, plus the first one after it
 /// (when there is one), oldest first.
-fn oracle_walk(s: &Schedule, to: Date) -> (Vec<(u32, Date)>, Option<(u32, Date)>) {
+/// Occurrences up to `to`, and the first one after it.
+fn oracle_walk(s: &Schedule, to: Date) -> Walk {
     let mut within = Vec::new();
     for n in 0u32.. {
         match s.nth(n) {

@@ -7,7 +7,7 @@ use cofre_domain::account::{AccountChanges, AccountType};
 use cofre_domain::projection::{Frequency, RecurrenceRule, Schedule, Template};
 use cofre_domain::transaction::TxType;
 use cofre_domain::{Money, RuleId};
-use cofre_store::{Store, WriteContext};
+use cofre_store::WriteContext;
 
 #[tokio::test]
 async fn a_write_in_one_process_refreshes_the_others_cache() {
