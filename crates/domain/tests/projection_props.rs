@@ -122,7 +122,6 @@ type Walk = (Vec<(u32, Date)>, Option<(u32, Date)>);
 
 /// Every occurrence dated on or before `to`, plus the first one after it
 /// (when there is one), oldest first.
-/// Occurrences up to `to`, and the first one after it.
 fn oracle_walk(s: &Schedule, to: Date) -> Walk {
     let mut within = Vec::new();
     for n in 0u32.. {
