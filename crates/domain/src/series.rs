@@ -621,22 +621,22 @@ pub fn delete(
     let keep = |row: &Transaction| preserve_posted && row.state.status == TxStatus::Posted;
     match scope {
         Scope::This => {
-            if let Some(row) = state.stored_at(key) {
-                if let Some(id) = row.id.stored()
-                    && !keep(row)
-                {
-                    write.delete.push(id);
-                    affected.push(id.to_string());
-                }
+            // One entry, asked for by name: it goes even when POSTED, and a
+            // tombstone keeps its projection from coming back.
+            let handle = state.handle(key).ok_or(DomainError::ProjectionNotFound)?;
+            let date = match (&state.series, key) {
+                (Series::Rule(_), Key::Date(date)) => Some(date),
+                (Series::Plan(plan), Key::Number(n)) => plan.date_of(n),
+                _ => None,
+            }
+            .ok_or(DomainError::ProjectionNotFound)?;
+            if let Some(id) = state.stored_at(key).and_then(|row| row.id.stored()) {
+                write.delete.push(id);
+                affected.push(id.to_string());
             } else {
-                let handle = state.handle(key).ok_or(DomainError::ProjectionNotFound)?;
-                let date = state
-                    .entry_state(key)
-                    .map(|s| s.date)
-                    .ok_or(DomainError::ProjectionNotFound)?;
-                write.tombstones.push((handle, date));
                 affected.push(handle.to_string());
             }
+            write.tombstones.push((handle, date));
         }
         Scope::Future | Scope::All => {
             let from_start = scope == Scope::All;
@@ -716,4 +716,530 @@ pub fn delete(
             message: None,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::projection::Frequency;
+    use crate::transaction::{EntryId, InstallmentRef, Source, TxType};
+    use crate::{AccountId, Money};
+    use jiff::civil::date;
+
+    fn template(cents: i64) -> Template {
+        Template {
+            tx_type: TxType::Debit,
+            amount: Money::from_cents(cents),
+            description: "Academia".into(),
+            notes: None,
+            category_id: None,
+            tag_ids: Vec::new(),
+        }
+    }
+
+    fn rule() -> RecurrenceRule {
+        RecurrenceRule {
+            id: RuleId::new(),
+            user_id: UserId::new(),
+            account_id: AccountId::new(),
+            template: template(9990),
+            schedule: Schedule {
+                frequency: Frequency::Monthly,
+                interval: 1,
+                start: date(2026, 1, 31),
+                end_date: None,
+                count: Some(12),
+            },
+            created_at: Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    fn plan() -> InstallmentPlan {
+        InstallmentPlan {
+            id: PurchaseId::new(),
+            user_id: UserId::new(),
+            account_id: AccountId::new(),
+            template: template(120_005),
+            count: 12,
+            first_date: date(2026, 1, 31),
+            hidden: false,
+            created_at: Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    /// A stored row in slot `link` of a series, with `status`.
+    fn row(
+        link: SeriesLink,
+        plan: Option<&InstallmentPlan>,
+        status: TxStatus,
+        date: Date,
+    ) -> Transaction {
+        let mut state = template(100).state(date, Money::from_cents(100));
+        state.status = status;
+        let (recurrence_id, recurrence_period_date, installment) = match link {
+            SeriesLink::Recurrence {
+                rule_id,
+                period_date,
+            } => (Some(rule_id), Some(period_date), None),
+            SeriesLink::Installment {
+                purchase_id,
+                number,
+            } => (
+                None,
+                None,
+                plan.map(|p| InstallmentRef {
+                    purchase_id,
+                    number,
+                    count: p.count,
+                    total_amount: p.template.amount,
+                }),
+            ),
+            SeriesLink::None => (None, None, None),
+        };
+        Transaction {
+            id: EntryId::Stored(TransactionId::new()),
+            user_id: UserId::new(),
+            account_id: AccountId::new(),
+            currency: "BRL".into(),
+            state,
+            tags: Vec::new(),
+            bill_to_account_id: None,
+            recurrence_id,
+            recurrence_period_date,
+            installment,
+            transfer_group_id: None,
+            created_by_user: true,
+            source: Source::Api,
+            card_number: None,
+            holder: None,
+            holder_is_me: false,
+            original_description: None,
+            receipt_name: None,
+            open_finance: false,
+            created_at: Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    fn notes(text: &str) -> TransactionChanges {
+        TransactionChanges {
+            notes: crate::account::Patch::Set(text.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn creation_splits_a_purchase_and_links_installment_one() {
+        let input = NewTransactionInput {
+            account_id: Some(AccountId::new()),
+            tx_type: Some(TxType::Debit),
+            amount: Some(Money::from_cents(120_005)),
+            description: Some("Notebook".into()),
+            installments: Some(12),
+            ..Default::default()
+        };
+        let Creation::Installments { plan, first } = creation(
+            &input,
+            UserId::new(),
+            date(2026, 11, 22),
+            Timestamp::UNIX_EPOCH,
+        )
+        .unwrap() else {
+            panic!("not a purchase")
+        };
+        assert_eq!(first.state.amount, Money::from_cents(10_005));
+        assert_eq!(
+            first.link,
+            SeriesLink::Installment {
+                purchase_id: plan.id,
+                number: 1
+            }
+        );
+        let too_small = NewTransactionInput {
+            amount: Some(Money::from_cents(5)),
+            ..input.clone()
+        };
+        assert!(
+            creation(
+                &too_small,
+                UserId::new(),
+                date(2026, 11, 22),
+                Timestamp::UNIX_EPOCH
+            )
+            .is_err()
+        );
+        let both = NewTransactionInput {
+            recurrence: Some(crate::transaction::RecurrenceInput {
+                frequency: Frequency::Weekly,
+                interval: None,
+                end_date: None,
+                count: None,
+            }),
+            ..input
+        };
+        assert!(
+            creation(
+                &both,
+                UserId::new(),
+                date(2026, 11, 22),
+                Timestamp::UNIX_EPOCH
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn this_materialises_one_projection_with_the_change() {
+        let plan = plan();
+        let state = SeriesState {
+            series: Series::Plan(plan.clone()),
+            rows: Vec::new(),
+            tombstones: Vec::new(),
+        };
+        let target = Target::Projected(Handle::Installment {
+            purchase_id: plan.id,
+            number: 3,
+        });
+        let (write, outcome) = patch(&state, target, Scope::This, &notes("moved")).unwrap();
+        assert_eq!(write.insert.len(), 1);
+        let inserted = &write.insert[0];
+        assert_eq!(
+            inserted.link,
+            SeriesLink::Installment {
+                purchase_id: plan.id,
+                number: 3
+            }
+        );
+        assert_eq!(inserted.state.date, date(2026, 3, 31));
+        assert_eq!(inserted.state.amount, Money::from_cents(10_000));
+        assert_eq!(inserted.state.notes.as_deref(), Some("moved"));
+        assert_eq!(inserted.state.status, TxStatus::Pending);
+        assert_eq!(outcome.target_id, inserted.id.to_string());
+    }
+
+    #[test]
+    fn a_materialised_or_deleted_slot_is_no_longer_a_projection() {
+        let plan = plan();
+        let stored = row(
+            SeriesLink::Installment {
+                purchase_id: plan.id,
+                number: 2,
+            },
+            Some(&plan),
+            TxStatus::Posted,
+            date(2026, 2, 28),
+        );
+        let gone = Handle::Installment {
+            purchase_id: plan.id,
+            number: 4,
+        };
+        let state = SeriesState {
+            series: Series::Plan(plan.clone()),
+            rows: vec![stored],
+            tombstones: vec![gone],
+        };
+        for number in [2, 4, 0, 13] {
+            let target = Target::Projected(Handle::Installment {
+                purchase_id: plan.id,
+                number,
+            });
+            assert_eq!(
+                patch(&state, target, Scope::This, &notes("x")).unwrap_err(),
+                DomainError::ProjectionNotFound,
+                "{number}"
+            );
+        }
+    }
+
+    #[test]
+    fn future_on_installments_stores_the_rest_and_skips_posted_and_deleted() {
+        let plan = plan();
+        let posted = row(
+            SeriesLink::Installment {
+                purchase_id: plan.id,
+                number: 10,
+            },
+            Some(&plan),
+            TxStatus::Posted,
+            date(2026, 10, 31),
+        );
+        let pending = row(
+            SeriesLink::Installment {
+                purchase_id: plan.id,
+                number: 11,
+            },
+            Some(&plan),
+            TxStatus::Pending,
+            date(2026, 11, 30),
+        );
+        let pending_id = pending.id.stored().unwrap();
+        let gone = Handle::Installment {
+            purchase_id: plan.id,
+            number: 12,
+        };
+        let state = SeriesState {
+            series: Series::Plan(plan.clone()),
+            rows: vec![posted, pending],
+            tombstones: vec![gone],
+        };
+        let target = Target::Projected(Handle::Installment {
+            purchase_id: plan.id,
+            number: 8,
+        });
+        let (write, outcome) =
+            patch(&state, target, Scope::Future, &notes("renegotiated")).unwrap();
+        let numbers: Vec<SeriesLink> = write.insert.iter().map(|r| r.link).collect();
+        assert_eq!(
+            numbers,
+            [8, 9].map(|number| SeriesLink::Installment {
+                purchase_id: plan.id,
+                number
+            })
+        );
+        assert_eq!(write.update.len(), 1);
+        assert_eq!(write.update[0].0, pending_id);
+        assert_eq!(outcome.affected_ids.len(), 3);
+        let dated = TransactionChanges {
+            date: Some(date(2027, 1, 1)),
+            ..Default::default()
+        };
+        assert!(patch(&state, target, Scope::Future, &dated).is_err());
+    }
+
+    #[test]
+    fn all_on_a_rule_changes_it_and_its_pending_rows_only() {
+        let rule = rule();
+        let posted = row(
+            SeriesLink::Recurrence {
+                rule_id: rule.id,
+                period_date: date(2026, 1, 31),
+            },
+            None,
+            TxStatus::Posted,
+            date(2026, 1, 31),
+        );
+        let pending = row(
+            SeriesLink::Recurrence {
+                rule_id: rule.id,
+                period_date: date(2026, 2, 28),
+            },
+            None,
+            TxStatus::Pending,
+            date(2026, 2, 28),
+        );
+        let pending_id = pending.id.stored().unwrap();
+        let state = SeriesState {
+            series: Series::Rule(rule.clone()),
+            rows: vec![posted, pending],
+            tombstones: Vec::new(),
+        };
+        let change = TransactionChanges {
+            amount: Some(Money::from_cents(10_990)),
+            ..Default::default()
+        };
+        let target = Target::Projected(Handle::Recurrence {
+            rule_id: rule.id,
+            date: date(2026, 4, 30),
+        });
+        let (write, _) = patch(&state, target, Scope::All, &change).unwrap();
+        assert_eq!(write.put_rules.len(), 1);
+        assert_eq!(
+            write.put_rules[0].template.amount,
+            Money::from_cents(10_990)
+        );
+        assert_eq!(write.put_rules[0].schedule, rule.schedule);
+        assert_eq!(write.update.len(), 1);
+        assert_eq!(write.update[0].0, pending_id);
+    }
+
+    #[test]
+    fn future_on_a_rule_forks_it() {
+        let rule = rule();
+        let later = row(
+            SeriesLink::Recurrence {
+                rule_id: rule.id,
+                period_date: date(2026, 6, 30),
+            },
+            None,
+            TxStatus::Pending,
+            date(2026, 6, 30),
+        );
+        let later_id = later.id.stored().unwrap();
+        let deleted = Handle::Recurrence {
+            rule_id: rule.id,
+            date: date(2026, 7, 31),
+        };
+        let state = SeriesState {
+            series: Series::Rule(rule.clone()),
+            rows: vec![later],
+            tombstones: vec![deleted],
+        };
+        let change = TransactionChanges {
+            amount: Some(Money::from_cents(12_990)),
+            ..Default::default()
+        };
+        let target = Target::Projected(Handle::Recurrence {
+            rule_id: rule.id,
+            date: date(2026, 4, 30),
+        });
+        let (write, outcome) = patch(&state, target, Scope::Future, &change).unwrap();
+        let old = write.put_rules.iter().find(|r| r.id == rule.id).unwrap();
+        let new = write.put_rules.iter().find(|r| r.id != rule.id).unwrap();
+        assert_eq!(old.schedule.end_date, Some(date(2026, 4, 29)));
+        assert_eq!(old.template.amount, Money::from_cents(9990));
+        assert_eq!(new.schedule.start, date(2026, 4, 30));
+        // Index 3 of 12: nine occurrences remain.
+        assert_eq!(new.schedule.count, Some(9));
+        assert_eq!(new.template.amount, Money::from_cents(12_990));
+        assert_eq!(write.relink, [(later_id, new.id)]);
+        assert_eq!(
+            write.tombstones,
+            [(
+                Handle::Recurrence {
+                    rule_id: new.id,
+                    date: date(2026, 7, 31)
+                },
+                date(2026, 7, 31)
+            )]
+        );
+        assert!(outcome.message.unwrap().contains("split"));
+    }
+
+    #[test]
+    fn deleting_one_entry_leaves_a_tombstone() {
+        let plan = plan();
+        let stored = row(
+            SeriesLink::Installment {
+                purchase_id: plan.id,
+                number: 2,
+            },
+            Some(&plan),
+            TxStatus::Posted,
+            date(2026, 2, 28),
+        );
+        let stored_id = stored.id.stored().unwrap();
+        let state = SeriesState {
+            series: Series::Plan(plan.clone()),
+            rows: vec![stored],
+            tombstones: Vec::new(),
+        };
+        let (write, _) =
+            delete(&state, Target::Stored(stored_id), Scope::This, true, false).unwrap();
+        assert_eq!(write.delete, [stored_id]);
+        let slot = Handle::Installment {
+            purchase_id: plan.id,
+            number: 2,
+        };
+        assert_eq!(write.tombstones, [(slot, date(2026, 2, 28))]);
+        let projected = Handle::Installment {
+            purchase_id: plan.id,
+            number: 5,
+        };
+        let (write, _) = delete(
+            &state,
+            Target::Projected(projected),
+            Scope::This,
+            true,
+            false,
+        )
+        .unwrap();
+        assert!(write.delete.is_empty());
+        assert_eq!(write.tombstones, [(projected, date(2026, 5, 31))]);
+    }
+
+    #[test]
+    fn deleting_the_future_ends_a_rule_and_keeps_posted_rows() {
+        let rule = rule();
+        let posted = row(
+            SeriesLink::Recurrence {
+                rule_id: rule.id,
+                period_date: date(2026, 8, 31),
+            },
+            None,
+            TxStatus::Posted,
+            date(2026, 8, 31),
+        );
+        let pending = row(
+            SeriesLink::Recurrence {
+                rule_id: rule.id,
+                period_date: date(2026, 9, 30),
+            },
+            None,
+            TxStatus::Pending,
+            date(2026, 9, 30),
+        );
+        let pending_id = pending.id.stored().unwrap();
+        let state = SeriesState {
+            series: Series::Rule(rule.clone()),
+            rows: vec![posted, pending],
+            tombstones: Vec::new(),
+        };
+        let (write, _) = delete(
+            &state,
+            Target::RuleDate(date(2026, 6, 30)),
+            Scope::Future,
+            true,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            write.put_rules[0].schedule.end_date,
+            Some(date(2026, 6, 29))
+        );
+        assert_eq!(write.delete, [pending_id]);
+        let (write, _) = delete(
+            &state,
+            Target::RuleDate(date(2026, 6, 30)),
+            Scope::All,
+            false,
+            false,
+        )
+        .unwrap();
+        assert_eq!(write.delete_rule, Some(rule.id));
+        assert_eq!(write.delete.len(), 2);
+    }
+
+    #[test]
+    fn deleting_a_purchase_with_posted_rows_keeps_it_hidden() {
+        let plan = plan();
+        let posted = row(
+            SeriesLink::Installment {
+                purchase_id: plan.id,
+                number: 1,
+            },
+            Some(&plan),
+            TxStatus::Posted,
+            date(2026, 1, 31),
+        );
+        let state = SeriesState {
+            series: Series::Plan(plan.clone()),
+            rows: vec![posted],
+            tombstones: Vec::new(),
+        };
+        let target = Target::Projected(Handle::Installment {
+            purchase_id: plan.id,
+            number: 5,
+        });
+        let (write, _) = delete(&state, target, Scope::All, true, false).unwrap();
+        assert!(write.delete.is_empty());
+        assert_eq!(write.delete_plan, None);
+        assert!(write.put_plan.as_ref().is_some_and(|p| p.hidden));
+        let (hidden, _) = delete(&state, target, Scope::This, true, true).unwrap();
+        assert!(hidden.put_plan.is_some_and(|p| p.hidden));
+        assert!(hidden.update.iter().all(|(_, s)| s.hide_from_results));
+        let rule_state = SeriesState {
+            series: Series::Rule(rule()),
+            rows: Vec::new(),
+            tombstones: Vec::new(),
+        };
+        assert!(
+            delete(
+                &rule_state,
+                Target::RuleDate(date(2026, 1, 31)),
+                Scope::This,
+                true,
+                true
+            )
+            .is_err()
+        );
+    }
 }

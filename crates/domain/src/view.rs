@@ -309,3 +309,258 @@ pub fn merge(
         has_more,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::projection::{Frequency, Schedule};
+    use crate::transaction::TxType;
+    use crate::{PurchaseId, RuleId, TransactionId, UserId};
+    use jiff::Timestamp;
+    use jiff::civil::date;
+
+    fn template() -> Template {
+        Template {
+            tx_type: TxType::Debit,
+            amount: Money::from_cents(5_000),
+            description: "Academia".into(),
+            notes: None,
+            category_id: None,
+            tag_ids: Vec::new(),
+        }
+    }
+
+    fn filter() -> TransactionFilter {
+        TransactionFilter {
+            from: date(2026, 1, 1),
+            to: date(2026, 12, 31),
+            status: None,
+            tx_type: None,
+            account_ids: None,
+            category_ids: None,
+            tag_ids: None,
+            no_category: false,
+            no_tags: false,
+            is_recurring: false,
+            is_installments: false,
+            sub_types: None,
+            hidden: false,
+            search: None,
+        }
+    }
+
+    /// A weekly rule, a 12x purchase, and stored rows that replace some of
+    /// their entries or stand alone on the same days.
+    fn fixture() -> (ViewSources, Vec<Transaction>) {
+        let account = AccountId::new();
+        let rule = RecurrenceRule {
+            id: RuleId::new(),
+            user_id: UserId::new(),
+            account_id: account,
+            template: template(),
+            schedule: Schedule {
+                frequency: Frequency::Weekly,
+                interval: 1,
+                start: date(2026, 1, 5),
+                end_date: None,
+                count: None,
+            },
+            created_at: Timestamp::UNIX_EPOCH,
+        };
+        let plan = InstallmentPlan {
+            id: PurchaseId::new(),
+            user_id: UserId::new(),
+            account_id: account,
+            template: template(),
+            count: 12,
+            first_date: date(2026, 1, 5),
+            hidden: false,
+            created_at: Timestamp::UNIX_EPOCH,
+        };
+        let mut sources = ViewSources::default();
+        sources.accounts.insert(
+            account,
+            AccountInfo {
+                currency: "BRL".into(),
+                sub_type: SubType::CheckingAccount,
+            },
+        );
+        // Materialised: the rule's 2026-03-02 occurrence and installment 4.
+        let replaced = Handle::Recurrence {
+            rule_id: rule.id,
+            date: date(2026, 3, 2),
+        };
+        sources.materialized.insert(replaced);
+        sources.materialized.insert(Handle::Installment {
+            purchase_id: plan.id,
+            number: 4,
+        });
+        sources.tombstones.insert(Handle::Recurrence {
+            rule_id: rule.id,
+            date: date(2026, 3, 9),
+        });
+        let mut stored = Vec::new();
+        for (i, day) in [
+            date(2026, 3, 2),
+            date(2026, 4, 5),
+            date(2026, 4, 5),
+            date(2026, 1, 5),
+            date(2026, 6, 1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut entry = sources.rule_entry(&rule, date(2026, 1, 5)).expect("entry");
+            entry.id = EntryId::Stored(TransactionId::new());
+            entry.state.date = day;
+            entry.state.status = if i % 2 == 0 {
+                TxStatus::Posted
+            } else {
+                TxStatus::Pending
+            };
+            entry.recurrence_id = None;
+            stored.push(entry);
+        }
+        sources.rules.push(rule);
+        sources.plans.push(plan);
+        stored.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+        (sources, stored)
+    }
+
+    /// A store's answer: stored rows after the cursor, up to `limit + 1`.
+    fn stored_page(
+        stored: &[Transaction],
+        position: Option<&PagePosition>,
+        limit: usize,
+    ) -> Page<Transaction> {
+        let mut items: Vec<Transaction> = stored
+            .iter()
+            .filter(|e| after(e.state.date, &e.id.to_string(), position))
+            .take(limit + 1)
+            .cloned()
+            .collect();
+        let has_more = items.len() > limit;
+        items.truncate(limit);
+        Page { items, has_more }
+    }
+
+    fn all_pages(
+        sources: &ViewSources,
+        stored: &[Transaction],
+        filter: &TransactionFilter,
+        limit: usize,
+    ) -> Vec<String> {
+        let mut ids = Vec::new();
+        let mut position: Option<PagePosition> = None;
+        loop {
+            let rows = stored_page(stored, position.as_ref(), limit);
+            let projected = projected_page(sources, filter, position.as_ref(), limit);
+            let mut page = merge(rows.items, projected, limit);
+            page.has_more |= rows.has_more;
+            ids.extend(page.items.iter().map(|e| e.id.to_string()));
+            let Some(last) = page.items.last() else { break };
+            if !page.has_more {
+                break;
+            }
+            position = Some(PagePosition {
+                date: last.state.date,
+                id: last.id.to_string(),
+            });
+        }
+        ids
+    }
+
+    #[test]
+    fn replaced_and_deleted_entries_are_not_projected() {
+        let (sources, _) = fixture();
+        let all = projected_page(&sources, &filter(), None, 10_000);
+        let ids: Vec<String> = all.iter().map(|e| e.id.to_string()).collect();
+        for gone in sources.materialized.iter().chain(&sources.tombstones) {
+            assert!(!ids.contains(&gone.to_string()), "{gone} still projected");
+        }
+        // 52 Mondays in 2026 minus one replaced and one deleted; 12 installments minus one.
+        assert_eq!(all.iter().filter(|e| e.recurrence_id.is_some()).count(), 50);
+        assert_eq!(all.iter().filter(|e| e.installment.is_some()).count(), 11);
+        assert!(all.iter().all(|e| e.state.status == TxStatus::Pending));
+    }
+
+    #[test]
+    fn every_page_size_gives_the_same_list_with_no_entry_twice() {
+        let (sources, stored) = fixture();
+        let full = all_pages(&sources, &stored, &filter(), 10_000);
+        assert_eq!(full.len(), 50 + 11 + stored.len());
+        let unique: HashSet<&String> = full.iter().collect();
+        assert_eq!(unique.len(), full.len(), "an entry appears twice");
+        for limit in [1, 2, 3, 7, 50] {
+            assert_eq!(
+                all_pages(&sources, &stored, &filter(), limit),
+                full,
+                "limit {limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn filters_apply_to_projections() {
+        let (sources, _) = fixture();
+        let posted = TransactionFilter {
+            status: Some(TxStatus::Posted),
+            ..filter()
+        };
+        assert!(projected_page(&sources, &posted, None, 100).is_empty());
+        let hidden = TransactionFilter {
+            hidden: true,
+            ..filter()
+        };
+        assert!(projected_page(&sources, &hidden, None, 100).is_empty());
+        let installments = TransactionFilter {
+            is_installments: true,
+            ..filter()
+        };
+        assert_eq!(projected_page(&sources, &installments, None, 100).len(), 11);
+        let other_account = TransactionFilter {
+            account_ids: Some(vec![AccountId::new()]),
+            ..filter()
+        };
+        assert!(projected_page(&sources, &other_account, None, 100).is_empty());
+        let search = TransactionFilter {
+            search: Some("academia".into()),
+            ..filter()
+        };
+        assert_eq!(projected_page(&sources, &search, None, 1).len(), 2);
+    }
+
+    #[test]
+    fn a_handle_resolves_only_while_produced() {
+        let (sources, _) = fixture();
+        let rule = &sources.rules[0];
+        let live = Handle::Recurrence {
+            rule_id: rule.id,
+            date: date(2026, 3, 16),
+        };
+        assert_eq!(
+            sources.resolve(&live).map(|e| e.id),
+            Some(EntryId::Projected(live))
+        );
+        for gone in [
+            Handle::Recurrence {
+                rule_id: rule.id,
+                date: date(2026, 3, 2),
+            },
+            Handle::Recurrence {
+                rule_id: rule.id,
+                date: date(2026, 3, 9),
+            },
+            Handle::Recurrence {
+                rule_id: rule.id,
+                date: date(2026, 3, 10),
+            },
+            Handle::Installment {
+                purchase_id: sources.plans[0].id,
+                number: 13,
+            },
+        ] {
+            assert_eq!(sources.resolve(&gone), None, "{gone}");
+        }
+    }
+}

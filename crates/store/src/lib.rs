@@ -21,7 +21,8 @@ use cofre_domain::transaction::{
 };
 use cofre_domain::view::ViewSources;
 use cofre_domain::{
-    AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, TagId, TransactionId, UserId,
+    AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
+    UserId,
 };
 
 mod postgres;
@@ -184,6 +185,7 @@ pub trait Store: Send + Sync + 'static {
         rule: &RecurrenceRule,
     ) -> StoreResult<Created<RecurrenceRule>>;
     async fn get_plan(&self, user: UserId, id: PurchaseId) -> StoreResult<InstallmentPlan>;
+    async fn get_rule(&self, user: UserId, id: RuleId) -> StoreResult<RecurrenceRule>;
     /// Rules, plans, replacements and tombstones that project entries
     /// into `[from, to]`, with the user's accounts and tags.
     async fn view_sources(

@@ -18,21 +18,21 @@ use cofre_domain::account::{
 use cofre_domain::auth::{ApiKey, format_scopes, parse_scopes};
 use cofre_domain::category::{self as category_rules, Category, CategoryChanges};
 use cofre_domain::profile::{self as profile_rules, Profile, ProfileChanges};
+use cofre_domain::projection::Handle;
+use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Schedule, Template};
+use cofre_domain::series::{Outcome, Series, SeriesRef, SeriesState, SeriesWrite};
 use cofre_domain::tag::{NewTag, Tag};
 use cofre_domain::text::sort_key;
 use cofre_domain::time::{format_date, format_timestamp, parse_date};
-use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Schedule, Template};
-use cofre_domain::series::{Outcome, Series, SeriesRef, SeriesState, SeriesWrite};
-use cofre_domain::projection::Handle;
 use cofre_domain::transaction::{
     self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageRequest, SeriesLink,
-    Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState,
-    TxStatus, TxType, search_text,
+    Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState, TxStatus,
+    TxType, search_text,
 };
 use cofre_domain::view::{AccountInfo, ViewSources};
 use cofre_domain::{
-    AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId,
-    TransactionId, UserId,
+    AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
+    UserId,
 };
 
 use crate::{
@@ -106,7 +106,8 @@ fn get_ts(row: &DbRow, col: &str) -> StoreResult<Timestamp> {
 
 fn get_opt_ts(row: &DbRow, col: &str) -> StoreResult<Option<Timestamp>> {
     let text: Option<String> = row.try_get(col)?;
-    text.map(|t| t.parse().map_err(|_| corrupt(col, &t))).transpose()
+    text.map(|t| t.parse().map_err(|_| corrupt(col, &t)))
+        .transpose()
 }
 
 fn get_date(row: &DbRow, col: &str) -> StoreResult<Date> {
@@ -178,8 +179,7 @@ fn account_from_row(row: &DbRow) -> StoreResult<Account> {
     let credit = match account_type {
         AccountType::Credit => Some(CreditSettings {
             close_day: get_day(row, "credit_close_day")?.unwrap_or(1),
-            due_day: get_day(row, "credit_due_day")?
-                .unwrap_or(account_rules::DEFAULT_DUE_DAY),
+            due_day: get_day(row, "credit_due_day")?.unwrap_or(account_rules::DEFAULT_DUE_DAY),
             cycle_auto: row
                 .try_get::<Option<bool>, _>("credit_cycle_auto")?
                 .unwrap_or(true),
@@ -205,8 +205,7 @@ fn account_from_row(row: &DbRow) -> StoreResult<Account> {
             exclude_from_totals: row.try_get("exclude_from_totals")?,
             currency: row.try_get("currency")?,
             credit,
-            pay_bill_from_account_id: get_opt_uuid(row, "pay_bill_from_account_id")?
-                .map(AccountId),
+            pay_bill_from_account_id: get_opt_uuid(row, "pay_bill_from_account_id")?.map(AccountId),
             icon_id: row.try_get("icon_id")?,
             card_icon_id: row.try_get("card_icon_id")?,
         },
@@ -277,8 +276,10 @@ fn transaction_from_row(row: &DbRow) -> StoreResult<Transaction> {
             match (number, count, total) {
                 (Some(number), Some(count), Some(total)) => Some(InstallmentRef {
                     purchase_id: PurchaseId(purchase),
-                    number: u16::try_from(number).map_err(|_| corrupt("installment_number", &number.to_string()))?,
-                    count: u16::try_from(count).map_err(|_| corrupt("installment_count", &count.to_string()))?,
+                    number: u16::try_from(number)
+                        .map_err(|_| corrupt("installment_number", &number.to_string()))?,
+                    count: u16::try_from(count)
+                        .map_err(|_| corrupt("installment_count", &count.to_string()))?,
                     total_amount: Money::from_cents(total),
                 }),
                 // The purchase was deleted: the row stands alone.
@@ -295,8 +296,7 @@ fn transaction_from_row(row: &DbRow) -> StoreResult<Transaction> {
         state: TransactionState {
             date: get_date(row, "date")?,
             tx_type: TxType::parse(&type_text).ok_or_else(|| corrupt("type", &type_text))?,
-            status: TxStatus::parse(&status_text)
-                .ok_or_else(|| corrupt("status", &status_text))?,
+            status: TxStatus::parse(&status_text).ok_or_else(|| corrupt("status", &status_text))?,
             amount: Money::from_cents(row.try_get("amount_cents")?),
             description: row.try_get("description")?,
             notes: row.try_get("notes")?,
@@ -342,7 +342,10 @@ async fn attach_tags(
     let mut by_row: HashMap<EntryId, Vec<TagRef>> = HashMap::new();
     for row in query.build().fetch_all(&mut *conn).await? {
         by_row
-            .entry(EntryId::Stored(TransactionId(get_uuid(&row, "transaction_id")?)))
+            .entry(EntryId::Stored(TransactionId(get_uuid(
+                &row,
+                "transaction_id",
+            )?)))
             .or_default()
             .push(TagRef {
                 id: TagId(get_uuid(&row, "id")?),
@@ -352,7 +355,11 @@ async fn attach_tags(
     }
     for row in rows.iter_mut() {
         let mut tags = by_row.remove(&row.id).unwrap_or_default();
-        tags.sort_by(|a, b| sort_key(&a.title).cmp(&sort_key(&b.title)).then(a.id.cmp(&b.id)));
+        tags.sort_by(|a, b| {
+            sort_key(&a.title)
+                .cmp(&sort_key(&b.title))
+                .then(a.id.cmp(&b.id))
+        });
         row.state.tag_ids = tags.iter().map(|t| t.id).collect();
         row.tags = tags;
     }
@@ -385,8 +392,15 @@ async fn fetch_categories(
         .bind(user.to_string())
         .fetch_all(&mut *conn)
         .await?;
-    let mut list = rows.iter().map(category_from_row).collect::<StoreResult<Vec<_>>>()?;
-    list.sort_by(|a, b| sort_key(&a.title).cmp(&sort_key(&b.title)).then(a.id.cmp(&b.id)));
+    let mut list = rows
+        .iter()
+        .map(category_from_row)
+        .collect::<StoreResult<Vec<_>>>()?;
+    list.sort_by(|a, b| {
+        sort_key(&a.title)
+            .cmp(&sort_key(&b.title))
+            .then(a.id.cmp(&b.id))
+    });
     Ok(list)
 }
 
@@ -508,7 +522,11 @@ async fn insert_transaction(
     .bind(true)
     .bind(row.source.as_str())
     .bind(state.hide_from_results)
-    .bind(search_text(&state.description, state.notes.as_deref(), None))
+    .bind(search_text(
+        &state.description,
+        state.notes.as_deref(),
+        None,
+    ))
     .bind(row.fingerprint.map(str::to_owned))
     .bind(now)
     .bind(match row.link {
@@ -641,7 +659,10 @@ fn description_key(description: &str) -> String {
 }
 
 fn tags_text(tags: &[TagId]) -> String {
-    tags.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+    tags.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn template_from_row(row: &DbRow, amount_column: &str) -> StoreResult<Template> {
@@ -672,8 +693,10 @@ fn rule_from_row(row: &DbRow) -> StoreResult<RecurrenceRule> {
         account_id: AccountId(get_uuid(row, "account_id")?),
         template: template_from_row(row, "amount_cents")?,
         schedule: Schedule {
-            frequency: Frequency::parse(&frequency).ok_or_else(|| corrupt("frequency", &frequency))?,
-            interval: u32::try_from(interval).map_err(|_| corrupt("interval_count", &interval.to_string()))?,
+            frequency: Frequency::parse(&frequency)
+                .ok_or_else(|| corrupt("frequency", &frequency))?,
+            interval: u32::try_from(interval)
+                .map_err(|_| corrupt("interval_count", &interval.to_string()))?,
             start: get_date(row, "start_date")?,
             end_date: get_opt_date(row, "end_date")?,
             count: count
@@ -691,7 +714,8 @@ fn plan_from_row(row: &DbRow) -> StoreResult<InstallmentPlan> {
         user_id: UserId(get_uuid(row, "user_id")?),
         account_id: AccountId(get_uuid(row, "account_id")?),
         template: template_from_row(row, "total_cents")?,
-        count: u16::try_from(count).map_err(|_| corrupt("installment_count", &count.to_string()))?,
+        count: u16::try_from(count)
+            .map_err(|_| corrupt("installment_count", &count.to_string()))?,
         first_date: get_date(row, "first_date")?,
         hidden: row.try_get("hidden")?,
         created_at: get_ts(row, "created_at")?,
@@ -785,24 +809,36 @@ async fn load_series(
 ) -> StoreResult<SeriesState> {
     let (loaded, id, column) = match series {
         SeriesRef::Rule(id) => {
-            let sql = format!("SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE id = $1 AND user_id = $2");
+            let sql = format!(
+                "SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE id = $1 AND user_id = $2"
+            );
             let row = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(id.to_string())
                 .bind(user.to_string())
                 .fetch_optional(&mut *conn)
                 .await?
                 .ok_or(StoreError::NotFound)?;
-            (Series::Rule(rule_from_row(&row)?), id.to_string(), "t.recurrence_id")
+            (
+                Series::Rule(rule_from_row(&row)?),
+                id.to_string(),
+                "t.recurrence_id",
+            )
         }
         SeriesRef::Plan(id) => {
-            let sql = format!("SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2");
+            let sql = format!(
+                "SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2"
+            );
             let row = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(id.to_string())
                 .bind(user.to_string())
                 .fetch_optional(&mut *conn)
                 .await?
                 .ok_or(StoreError::NotFound)?;
-            (Series::Plan(plan_from_row(&row)?), id.to_string(), "t.installment_purchase_id")
+            (
+                Series::Plan(plan_from_row(&row)?),
+                id.to_string(),
+                "t.installment_purchase_id",
+            )
         }
     };
     let sql = format!("SELECT {TX_COLUMNS} {TX_FROM} WHERE t.user_id = $1 AND {column} = $2");
@@ -815,17 +851,18 @@ async fn load_series(
         .map(transaction_from_row)
         .collect::<StoreResult<Vec<_>>>()?;
     attach_tags(conn, &mut rows).await?;
-    let tombstones = sqlx::query("SELECT handle FROM tombstones WHERE user_id = $1 AND source_id = $2")
-        .bind(user.to_string())
-        .bind(id)
-        .fetch_all(&mut *conn)
-        .await?
-        .iter()
-        .map(|row| {
-            let text: String = row.try_get("handle")?;
-            Handle::parse(&text).ok_or_else(|| corrupt("handle", &text))
-        })
-        .collect::<StoreResult<Vec<_>>>()?;
+    let tombstones =
+        sqlx::query("SELECT handle FROM tombstones WHERE user_id = $1 AND source_id = $2")
+            .bind(user.to_string())
+            .bind(id)
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .map(|row| {
+                let text: String = row.try_get("handle")?;
+                Handle::parse(&text).ok_or_else(|| corrupt("handle", &text))
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
     Ok(SeriesState {
         series: loaded,
         rows,
@@ -864,7 +901,11 @@ async fn update_row_state(
     .bind(state.notes.clone())
     .bind(opt_string(state.category_id))
     .bind(state.hide_from_results)
-    .bind(search_text(&state.description, state.notes.as_deref(), original_description))
+    .bind(search_text(
+        &state.description,
+        state.notes.as_deref(),
+        original_description,
+    ))
     .bind(format_timestamp(now))
     .execute(&mut *conn)
     .await?;
@@ -966,7 +1007,7 @@ async fn load_view_sources(
     from: Date,
     to: Date,
 ) -> StoreResult<ViewSources> {
-        let (from_text, to_text) = (format_date(from), format_date(to));
+    let (from_text, to_text) = (format_date(from), format_date(to));
     let sql = format!(
         "SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE user_id = $1 AND start_date <= $3 \
          AND (end_date IS NULL OR end_date >= $2) ORDER BY id"
@@ -1034,7 +1075,8 @@ async fn load_view_sources(
             let number: i32 = row.try_get("installment_number")?;
             sources.materialized.insert(Handle::Installment {
                 purchase_id: PurchaseId(get_uuid(row, "installment_purchase_id")?),
-                number: u16::try_from(number).map_err(|_| corrupt("installment_number", &number.to_string()))?,
+                number: u16::try_from(number)
+                    .map_err(|_| corrupt("installment_number", &number.to_string()))?,
             });
         }
     }
@@ -1199,13 +1241,12 @@ impl Store for SqlStore {
     }
 
     async fn revoke_api_key(&self, id: ApiKeyId, now: Timestamp) -> StoreResult<bool> {
-        let done = sqlx::query(
-            "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1",
-        )
-        .bind(id.to_string())
-        .bind(format_timestamp(now))
-        .execute(&self.pool)
-        .await?;
+        let done =
+            sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1")
+                .bind(id.to_string())
+                .bind(format_timestamp(now))
+                .execute(&self.pool)
+                .await?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -1238,7 +1279,8 @@ impl Store for SqlStore {
     ) -> StoreResult<(AccountView, Option<TransactionId>)> {
         let mut tx = self.begin_write(user).await?;
         let pay_from = pay_from_for(&mut tx, user, changes).await?;
-        let state = account_rules::apply_changes(None, changes, pay_from.as_ref(), default_currency)?;
+        let state =
+            account_rules::apply_changes(None, changes, pay_from.as_ref(), default_currency)?;
         let id = AccountId::new();
         sqlx::query(
             "INSERT INTO accounts (id, user_id, type, sub_type, title, currency, created_at) \
@@ -1264,7 +1306,11 @@ impl Store for SqlStore {
                 let row_id = TransactionId::new();
                 let opening = TransactionState {
                     date: ctx.today,
-                    tx_type: if amount.is_negative() { TxType::Debit } else { TxType::Credit },
+                    tx_type: if amount.is_negative() {
+                        TxType::Debit
+                    } else {
+                        TxType::Credit
+                    },
                     status: TxStatus::Posted,
                     amount: amount.abs(),
                     description: "Saldo inicial".to_owned(),
@@ -1444,8 +1490,15 @@ impl Store for SqlStore {
         .bind(user.to_string())
         .fetch_all(&self.pool)
         .await?;
-        let mut tags = rows.iter().map(tag_from_row).collect::<StoreResult<Vec<_>>>()?;
-        tags.sort_by(|a, b| sort_key(&a.title).cmp(&sort_key(&b.title)).then(a.id.cmp(&b.id)));
+        let mut tags = rows
+            .iter()
+            .map(tag_from_row)
+            .collect::<StoreResult<Vec<_>>>()?;
+        tags.sort_by(|a, b| {
+            sort_key(&a.title)
+                .cmp(&sort_key(&b.title))
+                .then(a.id.cmp(&b.id))
+        });
         Ok(tags)
     }
 
@@ -1505,7 +1558,13 @@ impl Store for SqlStore {
         fetch_account(&mut tx, user, rule.account_id)
             .await?
             .ok_or_else(|| StoreError::from(DomainError::field("account_id", "no such account")))?;
-        check_references(&mut tx, user, rule.template.category_id, &rule.template.tag_ids).await?;
+        check_references(
+            &mut tx,
+            user,
+            rule.template.category_id,
+            &rule.template.tag_ids,
+        )
+        .await?;
         let sql = format!(
             "SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE user_id = $1 AND account_id = $2 \
              AND type = $3 AND amount_cents = $4 AND description_key = $5 AND frequency = $6 \
@@ -1537,7 +1596,8 @@ impl Store for SqlStore {
     }
 
     async fn get_plan(&self, user: UserId, id: PurchaseId) -> StoreResult<InstallmentPlan> {
-        let sql = format!("SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2");
+        let sql =
+            format!("SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id.to_string())
             .bind(user.to_string())
@@ -1547,7 +1607,24 @@ impl Store for SqlStore {
         plan_from_row(&row)
     }
 
-    async fn view_sources(&self, user: UserId, from: Date, to: Date) -> StoreResult<Arc<ViewSources>> {
+    async fn get_rule(&self, user: UserId, id: RuleId) -> StoreResult<RecurrenceRule> {
+        let sql =
+            format!("SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE id = $1 AND user_id = $2");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        rule_from_row(&row)
+    }
+
+    async fn view_sources(
+        &self,
+        user: UserId,
+        from: Date,
+        to: Date,
+    ) -> StoreResult<Arc<ViewSources>> {
         let mut conn = self.pool.acquire().await?;
         let version: i64 = sqlx::query("SELECT view_version FROM users WHERE id = $1")
             .bind(user.to_string())
@@ -1559,7 +1636,10 @@ impl Store for SqlStore {
         let key = (user, from, to);
         let cached = {
             let cache = self.sources.lock().unwrap_or_else(|p| p.into_inner());
-            cache.get(&key).filter(|(v, _)| *v == version).map(|(_, s)| s.clone())
+            cache
+                .get(&key)
+                .filter(|(v, _)| *v == version)
+                .map(|(_, s)| s.clone())
         };
         if let Some(sources) = cached {
             return Ok(sources);
@@ -1572,7 +1652,6 @@ impl Store for SqlStore {
         cache.insert(key, (version, sources.clone()));
         Ok(sources)
     }
-
 
     async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()> {
         let mut tx = self.begin_write(user).await?;
@@ -1590,9 +1669,9 @@ impl Store for SqlStore {
             accounts.insert(view.account.id, view.account);
         }
         let owned = |id: AccountId| {
-            accounts
-                .get(&id)
-                .ok_or_else(|| StoreError::from(DomainError::field("account_id", "no such account")))
+            accounts.get(&id).ok_or_else(|| {
+                StoreError::from(DomainError::field("account_id", "no such account"))
+            })
         };
         for rule in &batch.rules {
             owned(rule.account_id)?;
@@ -1668,7 +1747,11 @@ impl Store for SqlStore {
             .ok_or(StoreError::NotFound)?;
         let state = tx_rules::apply_changes(&current.state, changes)?;
         let category_changed = state.category_id != current.state.category_id;
-        let new_category = if category_changed { state.category_id } else { None };
+        let new_category = if category_changed {
+            state.category_id
+        } else {
+            None
+        };
         let new_tags: Vec<TagId> = match &changes.tag_ids {
             Some(_) => state.tag_ids.clone(),
             None => Vec::new(),
@@ -1713,12 +1796,13 @@ impl Store for SqlStore {
         id: TransactionId,
     ) -> StoreResult<Option<String>> {
         let mut tx = self.begin_write(user).await?;
-        let row = sqlx::query("SELECT receipt_name FROM transactions WHERE id = $1 AND user_id = $2")
-            .bind(id.to_string())
-            .bind(user.to_string())
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
+        let row =
+            sqlx::query("SELECT receipt_name FROM transactions WHERE id = $1 AND user_id = $2")
+                .bind(id.to_string())
+                .bind(user.to_string())
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or(StoreError::NotFound)?;
         let receipt: Option<String> = row.try_get("receipt_name")?;
         sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
@@ -1740,10 +1824,18 @@ impl Store for SqlStore {
         if filter.sub_types.is_some() {
             query.push(" JOIN accounts a ON a.id = t.account_id");
         }
-        query.push(" WHERE t.user_id = ").push_bind(user.to_string());
-        query.push(" AND t.date >= ").push_bind(format_date(filter.from));
-        query.push(" AND t.date <= ").push_bind(format_date(filter.to));
-        query.push(" AND t.hide_from_results = ").push_bind(filter.hidden);
+        query
+            .push(" WHERE t.user_id = ")
+            .push_bind(user.to_string());
+        query
+            .push(" AND t.date >= ")
+            .push_bind(format_date(filter.from));
+        query
+            .push(" AND t.date <= ")
+            .push_bind(format_date(filter.to));
+        query
+            .push(" AND t.hide_from_results = ")
+            .push_bind(filter.hidden);
         if let Some(status) = filter.status {
             query.push(" AND t.status = ").push_bind(status.as_str());
         }
@@ -1798,7 +1890,9 @@ impl Store for SqlStore {
                 .push_bind(after.id.clone())
                 .push("))");
         }
-        let fetch = i64::try_from(page.limit).unwrap_or(i64::MAX).saturating_add(1);
+        let fetch = i64::try_from(page.limit)
+            .unwrap_or(i64::MAX)
+            .saturating_add(1);
         query
             .push(" ORDER BY t.date DESC, t.id ASC LIMIT ")
             .push_bind(fetch);
@@ -1825,10 +1919,11 @@ impl SqlStore {
     ) -> StoreResult<Created<Transaction>> {
         let mut tx = self.begin_write(user).await?;
         if new.client_chosen_id {
-            let existing = sqlx::query("SELECT user_id, fingerprint FROM transactions WHERE id = $1")
-                .bind(new.id.to_string())
-                .fetch_optional(&mut *tx)
-                .await?;
+            let existing =
+                sqlx::query("SELECT user_id, fingerprint FROM transactions WHERE id = $1")
+                    .bind(new.id.to_string())
+                    .fetch_optional(&mut *tx)
+                    .await?;
             if let Some(row) = existing {
                 let owner: String = row.try_get("user_id")?;
                 let fingerprint: Option<String> = row.try_get("fingerprint")?;
@@ -1838,7 +1933,10 @@ impl SqlStore {
                 let value = fetch_transaction(&mut tx, user, new.id)
                     .await?
                     .ok_or(StoreError::NotFound)?;
-                return Ok(Created { value, deduped: true });
+                return Ok(Created {
+                    value,
+                    deduped: true,
+                });
             }
         }
         let account = fetch_account(&mut tx, user, new.account_id)
@@ -1867,6 +1965,9 @@ impl SqlStore {
             .await?
             .ok_or(StoreError::NotFound)?;
         tx.commit().await?;
-        Ok(Created { value, deduped: false })
+        Ok(Created {
+            value,
+            deduped: false,
+        })
     }
 }

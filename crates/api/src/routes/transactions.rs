@@ -743,6 +743,23 @@ fn series_of_row(row: &Transaction) -> Option<SeriesRef> {
     }
 }
 
+/// Whether the user still has this rule or purchase.
+async fn series_exists(
+    state: &AppState,
+    user: cofre_domain::UserId,
+    series: SeriesRef,
+) -> ApiResult<bool> {
+    let found = match series {
+        SeriesRef::Rule(id) => state.store.get_rule(user, id).await.map(|_| ()),
+        SeriesRef::Plan(id) => state.store.get_plan(user, id).await.map(|_| ()),
+    };
+    match found {
+        Ok(()) => Ok(true),
+        Err(StoreError::NotFound) => Ok(false),
+        Err(err) => Err(err.into()),
+    }
+}
+
 /// Runs a series operation; a series that is gone means the projection
 /// addressed through it does not exist.
 async fn run_series(
@@ -1012,10 +1029,9 @@ async fn delete_transaction(
     let (series, target, missing) = match entry {
         EntryId::Stored(row_id) => match state.store.get_transaction(user, row_id).await {
             Ok(row) => match series_of_row(&row) {
-                Some(series)
-                    if options.hide_series
-                        || matches!(options.scope, Some(Scope::Future | Scope::All)) =>
-                {
+                // A row of a series goes through the series (its slot gets
+                // a tombstone), unless the series itself is gone.
+                Some(series) if series_exists(&state, user, series).await? => {
                     (series, Target::Stored(row_id), ApiError::NotFound)
                 }
                 _ => {
