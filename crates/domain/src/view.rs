@@ -423,7 +423,7 @@ mod tests {
         }
         sources.rules.push(rule);
         sources.plans.push(plan);
-        stored.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+        stored.sort_by_key(order_key);
         (sources, stored)
     }
 
