@@ -617,7 +617,11 @@ pub fn delete(
             },
         ));
     }
-    let key = state.resolve(target)?;
+    let key = match (target, scope) {
+        // A cut-off day need not be an occurrence itself.
+        (Target::RuleDate(date), Scope::Future | Scope::All) => Key::Date(date),
+        _ => state.resolve(target)?,
+    };
     let keep = |row: &Transaction| preserve_posted && row.state.status == TxStatus::Posted;
     match scope {
         Scope::This => {
@@ -687,11 +691,14 @@ pub fn delete(
                             write.delete_plan = Some(plan.id);
                         }
                     } else {
+                        // Every slot in scope gets a tombstone, stored or
+                        // projected, so a deleted row never comes back as a
+                        // projection; kept POSTED rows still hold theirs.
                         for number in 1..=plan.count {
                             let k = Key::Number(number);
                             if !in_scope(k)
-                                || state.stored_at(k).is_some()
                                 || state.is_tombstoned(k)
+                                || state.stored_at(k).is_some_and(|row| keep(row))
                             {
                                 continue;
                             }
@@ -701,7 +708,9 @@ pub fn delete(
                                 continue;
                             };
                             write.tombstones.push((handle, date));
-                            affected.push(handle.to_string());
+                            if state.stored_at(k).is_none() {
+                                affected.push(handle.to_string());
+                            }
                         }
                     }
                 }
@@ -1144,6 +1153,73 @@ mod tests {
         .unwrap();
         assert!(write.delete.is_empty());
         assert_eq!(write.tombstones, [(projected, date(2026, 5, 31))]);
+    }
+
+    #[test]
+    fn deleting_future_installments_tombstones_deleted_rows_too() {
+        let plan = plan();
+        let stored = row(
+            SeriesLink::Installment {
+                purchase_id: plan.id,
+                number: 5,
+            },
+            Some(&plan),
+            TxStatus::Pending,
+            date(2026, 5, 31),
+        );
+        let stored_id = stored.id.stored().unwrap();
+        let state = SeriesState {
+            series: Series::Plan(plan.clone()),
+            rows: vec![stored],
+            tombstones: Vec::new(),
+        };
+        let target = Target::Projected(Handle::Installment {
+            purchase_id: plan.id,
+            number: 3,
+        });
+        let (write, _) = delete(&state, target, Scope::Future, true, false).unwrap();
+        assert_eq!(write.delete, [stored_id]);
+        let numbers: Vec<u16> = write
+            .tombstones
+            .iter()
+            .filter_map(|(h, _)| match h {
+                Handle::Installment { number, .. } => Some(*number),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(numbers, (3..=12).collect::<Vec<u16>>());
+    }
+
+    #[test]
+    fn a_rule_ends_at_any_cut_off_day() {
+        let rule = rule();
+        let state = SeriesState {
+            series: Series::Rule(rule.clone()),
+            rows: Vec::new(),
+            tombstones: Vec::new(),
+        };
+        let (write, _) = delete(
+            &state,
+            Target::RuleDate(date(2026, 6, 15)),
+            Scope::Future,
+            true,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            write.put_rules[0].schedule.end_date,
+            Some(date(2026, 6, 14))
+        );
+        assert!(
+            delete(
+                &state,
+                Target::RuleDate(date(2026, 6, 15)),
+                Scope::This,
+                true,
+                false
+            )
+            .is_err()
+        );
     }
 
     #[test]

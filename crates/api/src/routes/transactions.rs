@@ -962,7 +962,10 @@ async fn update_transaction(
         EntryId::Stored(id) => {
             let row = state.store.get_transaction(user, id).await?;
             match (series_of_row(&row), scope) {
-                (Some(series), Some(scope @ (Scope::Future | Scope::All))) => {
+                // A row whose series was deleted stands alone.
+                (Some(series), Some(scope @ (Scope::Future | Scope::All)))
+                    if series_exists(&state, user, series).await? =>
+                {
                     (series, Target::Stored(id), scope, ApiError::NotFound)
                 }
                 _ => {
