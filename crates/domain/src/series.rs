@@ -698,7 +698,7 @@ pub fn delete(
                             let k = Key::Number(number);
                             if !in_scope(k)
                                 || state.is_tombstoned(k)
-                                || state.stored_at(k).is_some_and(|row| keep(row))
+                                || state.stored_at(k).is_some_and(&keep)
                             {
                                 continue;
                             }

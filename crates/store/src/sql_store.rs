@@ -1757,32 +1757,15 @@ impl Store for SqlStore {
             None => Vec::new(),
         };
         check_references(&mut tx, user, new_category, &new_tags).await?;
-        sqlx::query(
-            "UPDATE transactions SET date = $3, type = $4, status = $5, amount_cents = $6, \
-             description = $7, notes = $8, category_id = $9, hide_from_results = $10, \
-             search_text = $11, updated_at = $12 WHERE id = $1 AND user_id = $2",
-        )
-        .bind(id.to_string())
-        .bind(user.to_string())
-        .bind(format_date(state.date))
-        .bind(state.tx_type.as_str())
-        .bind(state.status.as_str())
-        .bind(state.amount.cents())
-        .bind(state.description.clone())
-        .bind(state.notes.clone())
-        .bind(opt_string(state.category_id))
-        .bind(state.hide_from_results)
-        .bind(search_text(
-            &state.description,
-            state.notes.as_deref(),
+        update_row_state(
+            &mut tx,
+            user,
+            id,
+            &state,
             current.original_description.as_deref(),
-        ))
-        .bind(format_timestamp(now))
-        .execute(&mut *tx)
+            now,
+        )
         .await?;
-        if changes.tag_ids.is_some() {
-            replace_tags(&mut tx, id, &state.tag_ids).await?;
-        }
         let updated = fetch_transaction(&mut tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;

@@ -855,35 +855,9 @@ async fn create_transaction(
     let input = body.into_input()?;
     let today = state.clock.today();
     let store = state.store.as_ref();
-    let (result, repeated) = match creation(&input, auth.user(), today, state.clock.now())? {
-        Creation::Simple(new) => {
-            let created_row = store
-                .create_transaction(auth.user(), &new, None, state.clock.now())
-                .await?;
-            let deduped = created_row.deduped;
-            let body = CreatedTransaction {
-                transaction: TransactionBody::from_entry(
-                    created_row.value,
-                    &state.config.public_url,
-                ),
-                deduped,
-            };
-            (CreationResult::Transaction(body), deduped)
-        }
-        Creation::Installments { plan, first } => {
-            let created_row = store
-                .create_transaction(auth.user(), &first, Some(&plan), state.clock.now())
-                .await?;
-            let deduped = created_row.deduped;
-            let body = CreatedTransaction {
-                transaction: TransactionBody::from_entry(
-                    created_row.value,
-                    &state.config.public_url,
-                ),
-                deduped,
-            };
-            (CreationResult::Transaction(body), deduped)
-        }
+    let (new, plan) = match creation(&input, auth.user(), today, state.clock.now())? {
+        Creation::Simple(new) => (new, None),
+        Creation::Installments { plan, first } => (first, Some(plan)),
         Creation::Recurrence(rule) => {
             let created_rule = store.create_rule(auth.user(), &rule).await?;
             let next =
@@ -894,9 +868,24 @@ async fn create_transaction(
                     .map(|t| TransactionBody::from_entry(t, &state.config.public_url)),
                 reused: created_rule.deduped,
             };
-            (CreationResult::Rule(body), created_rule.deduped)
+            let status = if created_rule.deduped {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            };
+            return Ok((status, AppJson(CreationResult::Rule(body))).into_response());
         }
     };
+    let created_row = store
+        .create_transaction(auth.user(), &new, plan.as_ref(), state.clock.now())
+        .await?;
+    let (result, repeated) = (
+        CreationResult::Transaction(CreatedTransaction {
+            transaction: TransactionBody::from_entry(created_row.value, &state.config.public_url),
+            deduped: created_row.deduped,
+        }),
+        created_row.deduped,
+    );
     Ok(if repeated {
         (StatusCode::OK, AppJson(result)).into_response()
     } else {
