@@ -1338,7 +1338,7 @@ async fn patch_installments_by_scope(backend: Backend) {
         .unwrap()
         .to_owned();
     assert!(is_uuid(&second));
-    assert_eq!(affected(&result), [second.clone()]);
+    assert_eq!(affected(&result), std::slice::from_ref(&second));
     assert!(result["message"].is_string());
     app.get(&path(&inst(&plan, 2)))
         .await
@@ -1537,7 +1537,7 @@ async fn patch_recurrence_by_scope(backend: Backend) {
         .unwrap()
         .to_owned();
     assert!(is_uuid(&october));
-    assert_eq!(affected(&result), [october.clone()]);
+    assert_eq!(affected(&result), std::slice::from_ref(&october));
     let row = read(&app, &october).await;
     assert_eq!(row["recurrence_id"], rule_id);
     assert_eq!(row["recurrence_period_date"], "2026-10-10");
@@ -1810,7 +1810,7 @@ async fn delete_recurrence_projections(backend: Backend) {
     )
     .await;
     let rows = list(&app, window).await;
-    assert_eq!(ids(&rows), [paid.clone()]);
+    assert_eq!(ids(&rows), std::slice::from_ref(&paid));
     assert!(rows.iter().all(|r| r["projected"] == json!(false)));
     app.get(&path(&pending)).await.problem(404, "not_found");
     read(&app, &paid).await;
