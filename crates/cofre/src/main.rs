@@ -1,6 +1,7 @@
 //! `cofre`: the server binary and its operator commands.
 
 mod config;
+mod demo;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -38,6 +39,18 @@ enum Command {
     Keys(KeysCommand),
     /// Print the OpenAPI document.
     Openapi,
+    /// Fill an existing user with realistic demo data (accounts, tags,
+    /// years of transactions, recurrence rules, installment purchases).
+    DemoData {
+        /// The user's id (UUID).
+        #[arg(long)]
+        user: String,
+        #[arg(long, value_enum, default_value = "small")]
+        profile: demo::DemoProfile,
+        /// Seed of the generator (same seed, same content; ids differ).
+        #[arg(long)]
+        seed: Option<u64>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -98,6 +111,14 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             println!("{doc}");
             Ok(())
+        }
+        Command::DemoData {
+            user,
+            profile,
+            seed,
+        } => {
+            let store = open_store(&cli.common).await?;
+            demo::run(store.as_ref(), &clock, &user, profile, seed).await
         }
         Command::Serve(args) => {
             let store = open_store(&cli.common).await?;

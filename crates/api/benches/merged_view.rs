@@ -1,0 +1,311 @@
+//! One page of 50 entries of the merged view (stored rows plus projections
+//! of 40 rules and 60 installment plans) over a 366-day window ending today,
+//! for the demo "heavy" user with 10k, 50k and 100k stored rows over ten
+//! years, on SQLite in a temporary directory.
+//!
+//! `cargo bench -p cofre-api --bench merged_view` (add `-- page` to run only
+//! the headline group; `taskset -c 0 cargo bench ...` pins it to one core).
+//!
+//! Groups:
+//! - `page`: `cofre_api::ledger::page`, what `GET /v1/transactions` computes.
+//! - `http`: the same request through the whole router (auth, rate-limit
+//!   bookkeeping, query parsing, JSON), without a socket.
+//! - `parts`: where the time of `page` goes: the stored page
+//!   (`Store::list_transactions`, also for a single row), the projection sources
+//!   (`Store::view_sources`), and the pure projection and merge. The store
+//!   caches projection sources per user and window until the user's next
+//!   write, so `parts/view_sources` is the cached path; the setup prints
+//!   the cold-cache cost too.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::{Span, Timestamp};
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
+use cofre_api::rate_limit::MemoryLimiter;
+use cofre_api::{ApiConfig, AppState, admin, ledger};
+use cofre_domain::UserId;
+use cofre_domain::auth::Scope;
+use cofre_domain::time::{Clock, format_date};
+use cofre_domain::transaction::{PageRequest, TransactionFilter};
+use cofre_domain::view::{merge, projected_page};
+use cofre_store::{SqliteStore, Store};
+
+const SIZES: [usize; 3] = [10_000, 50_000, 100_000];
+const PAGE: usize = 50;
+
+struct Dataset {
+    rows: usize,
+    store: Arc<dyn Store>,
+    user: UserId,
+    app: axum::Router,
+    uri: String,
+    auth: String,
+    filter: TransactionFilter,
+    request: PageRequest,
+}
+
+fn window(today: Date) -> TransactionFilter {
+    TransactionFilter {
+        // 366 days counting both ends, the widest window the API allows.
+        from: today
+            .checked_sub(Span::new().days(365))
+            .expect("a year before today"),
+        to: today,
+        status: None,
+        tx_type: None,
+        account_ids: None,
+        category_ids: None,
+        tag_ids: None,
+        no_category: false,
+        no_tags: false,
+        is_recurring: false,
+        is_installments: false,
+        sub_types: None,
+        hidden: false,
+        search: None,
+    }
+}
+
+async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
+    let (now, today) = (clock.now(), clock.today());
+    let url = format!(
+        "sqlite://{}",
+        dir.join(format!("heavy-{rows}.db")).display()
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::connect(&url).await.expect("open SQLite"));
+    let user = store
+        .create_user(Some("Bench"), now)
+        .await
+        .expect("create user")
+        .id;
+    let spec = Spec {
+        rows,
+        ..Profile::Heavy.spec()
+    };
+    let started = Instant::now();
+    let summary = demo::fill(store.as_ref(), user, &spec, DEFAULT_SEED, now, today)
+        .await
+        .expect("demo data");
+    eprintln!(
+        "dataset: {} stored rows, {} rules, {} plans written in {:.1}s",
+        summary.rows,
+        summary.rules,
+        summary.plans,
+        started.elapsed().as_secs_f64()
+    );
+    let key = admin::issue_key(store.as_ref(), user, vec![Scope::Read], None, now)
+        .await
+        .expect("api key");
+    let state = AppState {
+        store: store.clone(),
+        clock: clock.clone(),
+        limiter: Arc::new(MemoryLimiter::new()),
+        config: Arc::new(ApiConfig {
+            rate_limit_per_minute: 0,
+            rate_limit_per_day: 0,
+            ..ApiConfig::default()
+        }),
+    };
+    let filter = window(today);
+    Dataset {
+        rows,
+        store,
+        user,
+        app: cofre_api::router(state),
+        uri: format!(
+            "/v1/transactions?from={}&to={}&limit={PAGE}",
+            format_date(filter.from),
+            format_date(filter.to)
+        ),
+        auth: format!("Bearer {}", key.token),
+        filter,
+        request: PageRequest {
+            limit: PAGE,
+            after: None,
+        },
+    }
+}
+
+async fn http_page(data: &Dataset) -> usize {
+    let request = Request::get(&data.uri)
+        .header("authorization", &data.auth)
+        .body(Body::empty())
+        .expect("request");
+    let response = data.app.clone().oneshot(request).await.expect("response");
+    assert_eq!(response.status(), StatusCode::OK);
+    axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("body")
+        .len()
+}
+
+/// Mean time of `view_sources` for windows it has not cached yet (the
+/// first page after any write of the user pays this): 366-day windows
+/// ending 1 to 60 days before today, each asked once.
+async fn cold_view_sources(data: &Dataset) -> f64 {
+    const WINDOWS: i64 = 60;
+    let started = Instant::now();
+    for back in 1..=WINDOWS {
+        let to = data
+            .filter
+            .to
+            .checked_sub(Span::new().days(back))
+            .expect("date");
+        let from = to.checked_sub(Span::new().days(365)).expect("date");
+        let sources = data
+            .store
+            .view_sources(data.user, from, to)
+            .await
+            .expect("sources");
+        black_box(sources.rules.len());
+    }
+    started.elapsed().as_secs_f64() * 1e6 / WINDOWS as f64
+}
+
+fn merged_view(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let zone = TimeZone::get("America/Sao_Paulo").expect("time zone");
+    // The pinned instant keeps every dataset and page on the same "today".
+    let clock = Clock::new(Some(Timestamp::now()), zone);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let datasets: Vec<Dataset> = SIZES
+        .iter()
+        .map(|&rows| rt.block_on(dataset(dir.path(), rows, &clock)))
+        .collect();
+    for data in &datasets {
+        let page = rt
+            .block_on(ledger::page(
+                data.store.as_ref(),
+                data.user,
+                &data.filter,
+                &data.request,
+            ))
+            .expect("page");
+        let projected = page
+            .items
+            .iter()
+            .filter(|t| t.id.stored().is_none())
+            .count();
+        eprintln!(
+            "{} rows: page has {} entries ({} projected), has_more {}; HTTP body {} bytes; \
+             view_sources on a cold cache {:.0} µs",
+            data.rows,
+            page.items.len(),
+            projected,
+            page.has_more,
+            rt.block_on(http_page(data)),
+            rt.block_on(cold_view_sources(data)),
+        );
+    }
+
+    let mut group = c.benchmark_group("page");
+    configure(&mut group);
+    for data in &datasets {
+        group.bench_with_input(BenchmarkId::from_parameter(data.rows), data, |b, data| {
+            b.to_async(&rt).iter(|| async {
+                let page =
+                    ledger::page(data.store.as_ref(), data.user, &data.filter, &data.request)
+                        .await
+                        .expect("page");
+                black_box(page.items.len())
+            });
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("http");
+    configure(&mut group);
+    for data in &datasets {
+        group.bench_with_input(BenchmarkId::from_parameter(data.rows), data, |b, data| {
+            b.to_async(&rt).iter(|| http_page(data));
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("parts");
+    configure(&mut group);
+    for data in &datasets {
+        let (store, user, filter, request) =
+            (data.store.as_ref(), data.user, &data.filter, &data.request);
+        group.bench_with_input(
+            BenchmarkId::new("list_transactions", data.rows),
+            data,
+            |b, _| {
+                b.to_async(&rt).iter(|| async {
+                    let page = store
+                        .list_transactions(user, filter, request)
+                        .await
+                        .expect("list");
+                    black_box(page.items.len())
+                });
+            },
+        );
+        // The same query for one row: what a page costs besides its rows.
+        let one = PageRequest {
+            limit: 1,
+            after: None,
+        };
+        group.bench_with_input(
+            BenchmarkId::new("list_transactions_limit_1", data.rows),
+            data,
+            |b, _| {
+                b.to_async(&rt).iter(|| async {
+                    let page = store
+                        .list_transactions(user, filter, &one)
+                        .await
+                        .expect("list");
+                    black_box(page.items.len())
+                });
+            },
+        );
+        group.bench_with_input(BenchmarkId::new("view_sources", data.rows), data, |b, _| {
+            b.to_async(&rt).iter(|| async {
+                let sources = store
+                    .view_sources(user, filter.from, filter.to)
+                    .await
+                    .expect("sources");
+                black_box(sources.rules.len())
+            });
+        });
+        let stored = rt
+            .block_on(store.list_transactions(user, filter, request))
+            .expect("list");
+        let sources = rt
+            .block_on(store.view_sources(user, filter.from, filter.to))
+            .expect("sources");
+        group.bench_with_input(
+            BenchmarkId::new("project_and_merge", data.rows),
+            data,
+            |b, _| {
+                b.iter(|| {
+                    let projected = projected_page(&sources, filter, None, PAGE);
+                    let page = merge(stored.items.clone(), projected, PAGE);
+                    black_box(page.items.len())
+                });
+            },
+        );
+    }
+    group.finish();
+}
+
+fn configure<M: criterion::measurement::Measurement>(group: &mut criterion::BenchmarkGroup<'_, M>) {
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+}
+
+criterion_group!(benches, merged_view);
+criterion_main!(benches);
