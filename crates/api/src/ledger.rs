@@ -26,10 +26,36 @@ pub async fn page(
     if upper < filter.from {
         return Ok(stored);
     }
-    let sources = store.view_sources(user, filter.from, upper).await?;
-    let projected = projected_page(&sources, filter, request.after.as_ref(), request.limit);
+    // Sources of the whole window, so every page of a list shares them.
+    let sources = store.view_sources(user, filter.from, filter.to).await?;
+    // With a full page of stored rows, a projection dated before the last
+    // of them cannot make the page: look no further back than that day.
+    let lower = match stored.items.last() {
+        Some(last) if stored.items.len() == request.limit => last.state.date.max(filter.from),
+        _ => filter.from,
+    };
+    let projected = if lower == filter.from {
+        projected_page(&sources, filter, request.after.as_ref(), request.limit)
+    } else {
+        let narrowed = TransactionFilter {
+            from: lower,
+            ..filter.clone()
+        };
+        projected_page(&sources, &narrowed, request.after.as_ref(), request.limit)
+    };
     let mut merged = merge(stored.items, projected, request.limit);
     merged.has_more |= stored.has_more;
+    if !merged.has_more
+        && lower > filter.from
+        && let Ok(before) = lower.yesterday()
+    {
+        // Projections before the narrowed window come on later pages.
+        let older = TransactionFilter {
+            to: before,
+            ..filter.clone()
+        };
+        merged.has_more = !projected_page(&sources, &older, request.after.as_ref(), 0).is_empty();
+    }
     Ok(merged)
 }
 

@@ -1042,18 +1042,24 @@ async fn load_view_sources(
     if sources.rules.is_empty() && sources.plans.is_empty() {
         return Ok(sources);
     }
+    // Stored rows that replace projections, asked for by rule and plan on
+    // their own indexes (never by scanning the user's history).
     if !sources.rules.is_empty() {
-        let rows = sqlx::query(
-            "SELECT recurrence_id, recurrence_period_date FROM transactions WHERE user_id = $1 \
-             AND recurrence_id IS NOT NULL AND recurrence_period_date >= $2 \
-             AND recurrence_period_date <= $3",
-        )
-        .bind(user.to_string())
-        .bind(from_text.clone())
-        .bind(to_text.clone())
-        .fetch_all(&mut *conn)
-        .await?;
-        for row in &rows {
+        let mut query = QueryBuilder::<Db>::new(
+            "SELECT recurrence_id, recurrence_period_date FROM transactions WHERE user_id = ",
+        );
+        query.push_bind(user.to_string());
+        push_id_list(
+            &mut query,
+            "recurrence_id",
+            &sources.rules.iter().map(|r| r.id).collect::<Vec<_>>(),
+        );
+        query
+            .push(" AND recurrence_period_date >= ")
+            .push_bind(from_text.clone())
+            .push(" AND recurrence_period_date <= ")
+            .push_bind(to_text.clone());
+        for row in &query.build().fetch_all(&mut *conn).await? {
             sources.materialized.insert(Handle::Recurrence {
                 rule_id: RuleId(get_uuid(row, "recurrence_id")?),
                 date: get_date(row, "recurrence_period_date")?,
@@ -1061,17 +1067,16 @@ async fn load_view_sources(
         }
     }
     if !sources.plans.is_empty() {
-        let rows = sqlx::query(
-            "SELECT t.installment_purchase_id, t.installment_number FROM transactions t \
-             JOIN installment_plans p ON p.id = t.installment_purchase_id \
-             WHERE p.user_id = $1 AND p.hidden = FALSE AND p.first_date <= $3 AND p.last_date >= $2",
-        )
-        .bind(user.to_string())
-        .bind(from_text.clone())
-        .bind(to_text.clone())
-        .fetch_all(&mut *conn)
-        .await?;
-        for row in &rows {
+        let mut query = QueryBuilder::<Db>::new(
+            "SELECT installment_purchase_id, installment_number FROM transactions WHERE user_id = ",
+        );
+        query.push_bind(user.to_string());
+        push_id_list(
+            &mut query,
+            "installment_purchase_id",
+            &sources.plans.iter().map(|p| p.id).collect::<Vec<_>>(),
+        );
+        for row in &query.build().fetch_all(&mut *conn).await? {
             let number: i32 = row.try_get("installment_number")?;
             sources.materialized.insert(Handle::Installment {
                 purchase_id: PurchaseId(get_uuid(row, "installment_purchase_id")?),

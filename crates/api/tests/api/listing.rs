@@ -368,7 +368,38 @@ async fn bad_queries_name_the_parameter(backend: Backend) {
         .ok(200);
 }
 
+async fn older_projections_follow_a_full_page_of_stored_rows(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let account = app.bank("Main").await;
+    // A rule whose three occurrences are all older than the stored rows.
+    let rule = app
+        .post(
+            "/v1/transactions",
+            json!({"account_id": account, "type": "DEBIT", "amount": 30, "description": "Gym",
+                   "date": "2026-01-15", "recurrence": {"frequency": "MONTHLY", "count": 3}}),
+        )
+        .await;
+    assert_eq!(rule.status, 201, "{}", rule.body);
+    for day in ["2026-11-20", "2026-11-21"] {
+        app.tx(json!({"account_id": account, "type": "DEBIT", "amount": 1, "description": "Coffee", "date": day}))
+            .await;
+    }
+    let all = all_pages(&app, WINDOW, 2).await;
+    let dates: Vec<&str> = all.iter().map(|r| r["date"].as_str().unwrap()).collect();
+    assert_eq!(
+        dates,
+        [
+            "2026-11-21",
+            "2026-11-20",
+            "2026-03-15",
+            "2026-02-15",
+            "2026-01-15"
+        ]
+    );
+}
+
 on_both_backends!(
+    older_projections_follow_a_full_page_of_stored_rows,
     pages_cover_every_row_once_in_order,
     pages_hold_when_rows_change_between_requests,
     filters_select_the_right_rows,
