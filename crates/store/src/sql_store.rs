@@ -801,6 +801,35 @@ async fn put_plan(
     Ok(())
 }
 
+async fn fetch_rule(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    id: RuleId,
+) -> StoreResult<Option<RecurrenceRule>> {
+    let sql = format!("SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE id = $1 AND user_id = $2");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id.to_string())
+        .bind(user.to_string())
+        .fetch_optional(&mut *conn)
+        .await?;
+    row.as_ref().map(rule_from_row).transpose()
+}
+
+async fn fetch_plan(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    id: PurchaseId,
+) -> StoreResult<Option<InstallmentPlan>> {
+    let sql =
+        format!("SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id.to_string())
+        .bind(user.to_string())
+        .fetch_optional(&mut *conn)
+        .await?;
+    row.as_ref().map(plan_from_row).transpose()
+}
+
 /// A series with its stored rows and tombstones.
 async fn load_series(
     conn: &mut <Db as sqlx::Database>::Connection,
@@ -808,38 +837,24 @@ async fn load_series(
     series: SeriesRef,
 ) -> StoreResult<SeriesState> {
     let (loaded, id, column) = match series {
-        SeriesRef::Rule(id) => {
-            let sql = format!(
-                "SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE id = $1 AND user_id = $2"
-            );
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(id.to_string())
-                .bind(user.to_string())
-                .fetch_optional(&mut *conn)
-                .await?
-                .ok_or(StoreError::NotFound)?;
-            (
-                Series::Rule(rule_from_row(&row)?),
-                id.to_string(),
-                "t.recurrence_id",
-            )
-        }
-        SeriesRef::Plan(id) => {
-            let sql = format!(
-                "SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2"
-            );
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(id.to_string())
-                .bind(user.to_string())
-                .fetch_optional(&mut *conn)
-                .await?
-                .ok_or(StoreError::NotFound)?;
-            (
-                Series::Plan(plan_from_row(&row)?),
-                id.to_string(),
-                "t.installment_purchase_id",
-            )
-        }
+        SeriesRef::Rule(id) => (
+            Series::Rule(
+                fetch_rule(conn, user, id)
+                    .await?
+                    .ok_or(StoreError::NotFound)?,
+            ),
+            id.to_string(),
+            "t.recurrence_id",
+        ),
+        SeriesRef::Plan(id) => (
+            Series::Plan(
+                fetch_plan(conn, user, id)
+                    .await?
+                    .ok_or(StoreError::NotFound)?,
+            ),
+            id.to_string(),
+            "t.installment_purchase_id",
+        ),
     };
     let sql = format!("SELECT {TX_COLUMNS} {TX_FROM} WHERE t.user_id = $1 AND {column} = $2");
     let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -1601,27 +1616,17 @@ impl Store for SqlStore {
     }
 
     async fn get_plan(&self, user: UserId, id: PurchaseId) -> StoreResult<InstallmentPlan> {
-        let sql =
-            format!("SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id.to_string())
-            .bind(user.to_string())
-            .fetch_optional(&self.pool)
+        let mut conn = self.pool.acquire().await?;
+        fetch_plan(&mut conn, user, id)
             .await?
-            .ok_or(StoreError::NotFound)?;
-        plan_from_row(&row)
+            .ok_or(StoreError::NotFound)
     }
 
     async fn get_rule(&self, user: UserId, id: RuleId) -> StoreResult<RecurrenceRule> {
-        let sql =
-            format!("SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE id = $1 AND user_id = $2");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id.to_string())
-            .bind(user.to_string())
-            .fetch_optional(&self.pool)
+        let mut conn = self.pool.acquire().await?;
+        fetch_rule(&mut conn, user, id)
             .await?
-            .ok_or(StoreError::NotFound)?;
-        rule_from_row(&row)
+            .ok_or(StoreError::NotFound)
     }
 
     async fn view_sources(

@@ -9,36 +9,6 @@ use crate::support::{Backend, TestApp};
 
 const WINDOW: &str = "from=2026-01-01&to=2026-12-31";
 
-/// All pages of a query, following `next_cursor`.
-async fn all_pages(app: &TestApp, query: &str, limit: usize) -> Vec<Value> {
-    let mut rows = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..1000 {
-        let mut path = format!("/v1/transactions?{query}&limit={limit}");
-        if let Some(c) = &cursor {
-            path.push_str(&format!("&cursor={c}"));
-        }
-        let page = app.get(&path).await;
-        let body = page.ok(200);
-        let data = body["data"].as_array().unwrap();
-        assert!(data.len() <= limit);
-        rows.extend(data.iter().cloned());
-        if body["has_more"] == json!(true) {
-            assert_eq!(data.len(), limit, "a page with more after it is full");
-            cursor = Some(
-                body["next_cursor"]
-                    .as_str()
-                    .expect("next_cursor")
-                    .to_owned(),
-            );
-        } else {
-            assert_eq!(body["next_cursor"], Value::Null);
-            return rows;
-        }
-    }
-    panic!("pagination did not end");
-}
-
 fn ids(rows: &[Value]) -> Vec<String> {
     rows.iter()
         .map(|r| r["id"].as_str().unwrap().to_owned())
@@ -58,7 +28,7 @@ async fn pages_cover_every_row_once_in_order(backend: Backend) {
             created.push(tx);
         }
     }
-    let all = all_pages(&app, WINDOW, 100).await;
+    let all = app.all_pages(WINDOW, 100).await;
     assert_eq!(all.len(), 12);
     // Newest day first, id ascending within a day.
     for pair in all.windows(2) {
@@ -70,7 +40,7 @@ async fn pages_cover_every_row_once_in_order(backend: Backend) {
         );
     }
     for limit in [1, 2, 3, 5, 7, 11, 12] {
-        let paged = all_pages(&app, WINDOW, limit).await;
+        let paged = app.all_pages(WINDOW, limit).await;
         assert_eq!(ids(&paged), ids(&all), "limit {limit}");
     }
     let unique: HashSet<String> = ids(&all).into_iter().collect();
@@ -384,7 +354,7 @@ async fn older_projections_follow_a_full_page_of_stored_rows(backend: Backend) {
         app.tx(json!({"account_id": account, "type": "DEBIT", "amount": 1, "description": "Coffee", "date": day}))
             .await;
     }
-    let all = all_pages(&app, WINDOW, 2).await;
+    let all = app.all_pages(WINDOW, 2).await;
     let dates: Vec<&str> = all.iter().map(|r| r["date"].as_str().unwrap()).collect();
     assert_eq!(
         dates,

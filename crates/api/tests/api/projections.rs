@@ -92,39 +92,9 @@ fn of_purchase(rows: &[Value], purchase: &str) -> Vec<(u64, Value)> {
     out
 }
 
-/// All pages of a query, following `next_cursor`.
-async fn all_pages(app: &TestApp, query: &str, limit: usize) -> Vec<Value> {
-    let mut rows = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..1000 {
-        let mut url = format!("/v1/transactions?{query}&limit={limit}");
-        if let Some(c) = &cursor {
-            url.push_str(&format!("&cursor={c}"));
-        }
-        let page = app.get(&url).await;
-        let body = page.ok(200);
-        let data = body["data"].as_array().unwrap();
-        assert!(data.len() <= limit);
-        rows.extend(data.iter().cloned());
-        if body["has_more"] == json!(true) {
-            assert_eq!(data.len(), limit, "a page with more after it is full");
-            cursor = Some(
-                body["next_cursor"]
-                    .as_str()
-                    .expect("next_cursor")
-                    .to_owned(),
-            );
-        } else {
-            assert_eq!(body["next_cursor"], Value::Null);
-            return rows;
-        }
-    }
-    panic!("pagination did not end");
-}
-
 /// Every entry of a query (pages of 100).
 async fn list(app: &TestApp, query: &str) -> Vec<Value> {
-    all_pages(app, query, 100).await
+    app.all_pages(query, 100).await
 }
 
 /// Newest day first, ids ascending within a day, no id twice.
@@ -1245,7 +1215,7 @@ async fn pages_merge_stored_and_projected_entries(backend: Backend) {
     assert_eq!(on("2026-11-07").len(), 0);
 
     for limit in [1, 2, 3, 5, 7, 21, 22] {
-        let paged = all_pages(&app, window, limit).await;
+        let paged = app.all_pages(window, limit).await;
         assert_eq!(ids(&paged), ids(&all), "limit {limit}");
     }
     // Filtered pages too.
@@ -1256,16 +1226,22 @@ async fn pages_merge_stored_and_projected_entries(backend: Backend) {
         .collect();
     assert_eq!(recurring.len(), 13);
     for limit in [1, 2, 3, 5] {
-        let paged = all_pages(&app, &format!("{window}&is_recurring=true"), limit).await;
+        let paged = app
+            .all_pages(&format!("{window}&is_recurring=true"), limit)
+            .await;
         assert_eq!(ids(&paged), recurring, "limit {limit}");
-        let pending = all_pages(&app, &format!("{window}&status=PENDING"), limit).await;
+        let pending = app
+            .all_pages(&format!("{window}&status=PENDING"), limit)
+            .await;
         let expected: Vec<String> = all
             .iter()
             .filter(|r| r["status"] == "PENDING")
             .map(id_of)
             .collect();
         assert_eq!(ids(&pending), expected, "limit {limit}");
-        let on_account = all_pages(&app, &format!("{window}&account_id={account}"), limit).await;
+        let on_account = app
+            .all_pages(&format!("{window}&account_id={account}"), limit)
+            .await;
         let expected: Vec<String> = all
             .iter()
             .filter(|r| r["account_id"] == account)

@@ -287,6 +287,37 @@ impl TestApp {
         self.call(Method::DELETE, path, Some(&self.key), None).await
     }
 
+    /// Every entry of a list query, following `next_cursor` page by page,
+    /// checking that each page with more after it is full.
+    pub async fn all_pages(&self, query: &str, limit: usize) -> Vec<Value> {
+        let mut rows = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..1000 {
+            let mut url = format!("/v1/transactions?{query}&limit={limit}");
+            if let Some(c) = &cursor {
+                url.push_str(&format!("&cursor={c}"));
+            }
+            let page = self.get(&url).await;
+            let body = page.ok(200);
+            let data = body["data"].as_array().expect("data");
+            assert!(data.len() <= limit);
+            rows.extend(data.iter().cloned());
+            if body["has_more"] == Value::Bool(true) {
+                assert_eq!(data.len(), limit, "a page with more after it is full");
+                cursor = Some(
+                    body["next_cursor"]
+                        .as_str()
+                        .expect("next_cursor")
+                        .to_owned(),
+                );
+            } else {
+                assert_eq!(body["next_cursor"], Value::Null);
+                return rows;
+            }
+        }
+        panic!("pagination did not end");
+    }
+
     /// Creates a bank account and returns its id.
     pub async fn bank(&self, title: &str) -> String {
         let body = self
