@@ -5,6 +5,9 @@ use sqlx::postgres::PgPoolOptions;
 
 type Db = sqlx::Postgres;
 const BEGIN_WRITE: &str = "BEGIN";
+/// JSON aggregate and row constructor: a query's rows as one value.
+const JSON_AGG: &str = "json_agg";
+const JSON_ARRAY: &str = "json_build_array";
 
 impl SqlStore {
     pub async fn connect(url: &str) -> Result<Self, crate::StoreError> {

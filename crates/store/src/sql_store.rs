@@ -263,63 +263,196 @@ const TX_COLUMNS: &str = "t.id, t.user_id, t.account_id, t.date, t.type, t.statu
 const TX_FROM: &str =
     "FROM transactions t LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id";
 
-/// Decodes a row; its tags are filled in by [`attach_tags`].
-fn transaction_from_row(row: &DbRow) -> StoreResult<Transaction> {
-    let type_text: String = row.try_get("type")?;
-    let status_text: String = row.try_get("status")?;
-    let source_text: String = row.try_get("source")?;
-    let installment = match get_opt_uuid(row, "installment_purchase_id")? {
-        Some(purchase) => {
-            let number: Option<i32> = row.try_get("installment_number")?;
-            let count: Option<i32> = row.try_get("plan_count")?;
-            let total: Option<i64> = row.try_get("plan_total")?;
-            match (number, count, total) {
-                (Some(number), Some(count), Some(total)) => Some(InstallmentRef {
-                    purchase_id: PurchaseId(purchase),
-                    number: u16::try_from(number)
-                        .map_err(|_| corrupt("installment_number", &number.to_string()))?,
-                    count: u16::try_from(count)
-                        .map_err(|_| corrupt("installment_count", &count.to_string()))?,
-                    total_amount: Money::from_cents(total),
-                }),
-                // The purchase was deleted: the row stands alone.
-                _ => None,
-            }
+/// The output names of [`TX_COLUMNS`], in order.
+const TX_NAMES: &str = "p.id, p.user_id, p.account_id, p.date, p.type, p.status, \
+    p.amount_cents, p.currency, p.description, p.notes, p.bill_to_account_id, p.category_id, \
+    p.recurrence_id, p.recurrence_period_date, p.installment_purchase_id, p.installment_number, \
+    p.transfer_group_id, p.created_by_user, p.source, p.hide_from_results, p.card_number, \
+    p.holder, p.holder_is_me, p.original_description, p.receipt_name, p.open_finance, \
+    p.created_at, p.plan_count, p.plan_total";
+
+/// Starts a query for transaction rows that the database answers as ONE
+/// value, a JSON array of rows: the driver hands over one value instead of
+/// one row (and one thread hand-off) per entry. Push the inner select's
+/// WHERE, ORDER BY and LIMIT, then read it with [`fetch_entries`].
+fn entries_query() -> QueryBuilder<Db> {
+    QueryBuilder::new(format!(
+        "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES})), '[]') AS TEXT) AS page \
+         FROM (SELECT {TX_COLUMNS} {TX_FROM}"
+    ))
+}
+
+/// Runs an [`entries_query`] and decodes its rows, with their tags. The
+/// order of the rows is not kept: callers sort when it matters.
+async fn fetch_entries(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    mut query: QueryBuilder<Db>,
+) -> StoreResult<Vec<Transaction>> {
+    query.push(") p");
+    let row = query.build().fetch_one(&mut *conn).await?;
+    let text: String = row.try_get("page")?;
+    let raw: Vec<RawTx> = serde_json::from_str(&text)
+        .map_err(|e| StoreError::Corrupt(format!("transaction rows: {e}")))?;
+    let mut rows = raw
+        .into_iter()
+        .map(RawTx::into_transaction)
+        .collect::<StoreResult<Vec<_>>>()?;
+    attach_tags(conn, &mut rows).await?;
+    Ok(rows)
+}
+
+/// A boolean as each backend writes it in JSON: `true` or `1`.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum JsonBool {
+    Bool(bool),
+    Int(i64),
+}
+
+impl JsonBool {
+    fn get(self) -> bool {
+        match self {
+            JsonBool::Bool(b) => b,
+            JsonBool::Int(i) => i != 0,
         }
-        None => None,
-    };
-    Ok(Transaction {
-        id: EntryId::Stored(TransactionId(get_uuid(row, "id")?)),
-        user_id: UserId(get_uuid(row, "user_id")?),
-        account_id: AccountId(get_uuid(row, "account_id")?),
-        currency: row.try_get("currency")?,
-        state: TransactionState {
-            date: get_date(row, "date")?,
-            tx_type: TxType::parse(&type_text).ok_or_else(|| corrupt("type", &type_text))?,
-            status: TxStatus::parse(&status_text).ok_or_else(|| corrupt("status", &status_text))?,
-            amount: Money::from_cents(row.try_get("amount_cents")?),
-            description: row.try_get("description")?,
-            notes: row.try_get("notes")?,
-            category_id: get_opt_uuid(row, "category_id")?.map(CategoryId),
-            tag_ids: Vec::new(),
-            hide_from_results: row.try_get("hide_from_results")?,
-        },
-        tags: Vec::new(),
-        bill_to_account_id: get_opt_uuid(row, "bill_to_account_id")?.map(AccountId),
-        recurrence_id: get_opt_uuid(row, "recurrence_id")?.map(RuleId),
-        recurrence_period_date: get_opt_date(row, "recurrence_period_date")?,
-        installment,
-        transfer_group_id: get_opt_uuid(row, "transfer_group_id")?,
-        created_by_user: row.try_get("created_by_user")?,
-        source: Source::parse(&source_text).ok_or_else(|| corrupt("source", &source_text))?,
-        card_number: row.try_get("card_number")?,
-        holder: row.try_get("holder")?,
-        holder_is_me: row.try_get("holder_is_me")?,
-        original_description: row.try_get("original_description")?,
-        receipt_name: row.try_get("receipt_name")?,
-        open_finance: row.try_get("open_finance")?,
-        created_at: get_ts(row, "created_at")?,
-    })
+    }
+}
+
+/// One transaction row as [`entries_query`] returns it, column by column.
+#[derive(serde::Deserialize)]
+struct RawTx(
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    JsonBool,
+    String,
+    JsonBool,
+    Option<String>,
+    Option<String>,
+    JsonBool,
+    Option<String>,
+    Option<String>,
+    JsonBool,
+    String,
+    Option<i64>,
+    Option<i64>,
+);
+
+fn parse_uuid(column: &str, text: &str) -> StoreResult<Uuid> {
+    Uuid::try_parse(text).map_err(|_| corrupt(column, text))
+}
+
+fn parse_opt_uuid(column: &str, text: Option<String>) -> StoreResult<Option<Uuid>> {
+    text.map(|t| parse_uuid(column, &t)).transpose()
+}
+
+fn parse_day(column: &str, text: &str) -> StoreResult<Date> {
+    parse_date(text).ok_or_else(|| corrupt(column, text))
+}
+
+impl RawTx {
+    /// The entry, its tags filled in later by [`attach_tags`].
+    fn into_transaction(self) -> StoreResult<Transaction> {
+        let RawTx(
+            id,
+            user_id,
+            account_id,
+            date,
+            tx_type,
+            status,
+            amount_cents,
+            currency,
+            description,
+            notes,
+            bill_to_account_id,
+            category_id,
+            recurrence_id,
+            recurrence_period_date,
+            installment_purchase_id,
+            installment_number,
+            transfer_group_id,
+            created_by_user,
+            source,
+            hide_from_results,
+            card_number,
+            holder,
+            holder_is_me,
+            original_description,
+            receipt_name,
+            open_finance,
+            created_at,
+            plan_count,
+            plan_total,
+        ) = self;
+        let small =
+            |column: &str, n: i64| u16::try_from(n).map_err(|_| corrupt(column, &n.to_string()));
+        let installment = match (
+            parse_opt_uuid("installment_purchase_id", installment_purchase_id)?,
+            installment_number,
+            plan_count,
+            plan_total,
+        ) {
+            (Some(purchase), Some(number), Some(count), Some(total)) => Some(InstallmentRef {
+                purchase_id: PurchaseId(purchase),
+                number: small("installment_number", number)?,
+                count: small("installment_count", count)?,
+                total_amount: Money::from_cents(total),
+            }),
+            // Not an installment, or its purchase was deleted: it stands alone.
+            _ => None,
+        };
+        Ok(Transaction {
+            id: EntryId::Stored(TransactionId(parse_uuid("id", &id)?)),
+            user_id: UserId(parse_uuid("user_id", &user_id)?),
+            account_id: AccountId(parse_uuid("account_id", &account_id)?),
+            currency,
+            state: TransactionState {
+                date: parse_day("date", &date)?,
+                tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
+                status: TxStatus::parse(&status).ok_or_else(|| corrupt("status", &status))?,
+                amount: Money::from_cents(amount_cents),
+                description,
+                notes,
+                category_id: parse_opt_uuid("category_id", category_id)?.map(CategoryId),
+                tag_ids: Vec::new(),
+                hide_from_results: hide_from_results.get(),
+            },
+            tags: Vec::new(),
+            bill_to_account_id: parse_opt_uuid("bill_to_account_id", bill_to_account_id)?
+                .map(AccountId),
+            recurrence_id: parse_opt_uuid("recurrence_id", recurrence_id)?.map(RuleId),
+            recurrence_period_date: recurrence_period_date
+                .map(|d| parse_day("recurrence_period_date", &d))
+                .transpose()?,
+            installment,
+            transfer_group_id: parse_opt_uuid("transfer_group_id", transfer_group_id)?,
+            created_by_user: created_by_user.get(),
+            source: Source::parse(&source).ok_or_else(|| corrupt("source", &source))?,
+            card_number,
+            holder,
+            holder_is_me: holder_is_me.get(),
+            original_description,
+            receipt_name,
+            open_finance: open_finance.get(),
+            created_at: created_at
+                .parse()
+                .map_err(|_| corrupt("created_at", &created_at))?,
+        })
+    }
 }
 
 /// Loads the tags of `rows` in one query and attaches them, ordered by title.
@@ -409,17 +542,10 @@ async fn fetch_transaction(
     user: UserId,
     id: TransactionId,
 ) -> StoreResult<Option<Transaction>> {
-    let sql = format!("SELECT {TX_COLUMNS} {TX_FROM} WHERE t.id = $1 AND t.user_id = $2");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(id.to_string())
-        .bind(user.to_string())
-        .fetch_optional(&mut *conn)
-        .await?;
-    let Some(row) = row else { return Ok(None) };
-    let mut rows = [transaction_from_row(&row)?];
-    attach_tags(conn, &mut rows).await?;
-    let [tx] = rows;
-    Ok(Some(tx))
+    let mut query = entries_query();
+    query.push(" WHERE t.id = ").push_bind(id.to_string());
+    query.push(" AND t.user_id = ").push_bind(user.to_string());
+    Ok(fetch_entries(conn, query).await?.pop())
 }
 
 /// Checks that a category is visible to the user and all tags are theirs.
@@ -856,16 +982,14 @@ async fn load_series(
             "t.installment_purchase_id",
         ),
     };
-    let sql = format!("SELECT {TX_COLUMNS} {TX_FROM} WHERE t.user_id = $1 AND {column} = $2");
-    let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(user.to_string())
-        .bind(id.clone())
-        .fetch_all(&mut *conn)
-        .await?
-        .iter()
-        .map(transaction_from_row)
-        .collect::<StoreResult<Vec<_>>>()?;
-    attach_tags(conn, &mut rows).await?;
+    let mut query = entries_query();
+    query
+        .push(" WHERE t.user_id = ")
+        .push_bind(user.to_string());
+    query
+        .push(format_args!(" AND {column} = "))
+        .push_bind(id.clone());
+    let rows = fetch_entries(conn, query).await?;
     let tombstones =
         sqlx::query("SELECT handle FROM tombstones WHERE user_id = $1 AND source_id = $2")
             .bind(user.to_string())
@@ -1813,7 +1937,7 @@ impl Store for SqlStore {
         page: &PageRequest,
     ) -> StoreResult<Page<Transaction>> {
         let mut conn = self.pool.acquire().await?;
-        let mut query = QueryBuilder::<Db>::new(format!("SELECT {TX_COLUMNS} {TX_FROM}"));
+        let mut query = entries_query();
         if filter.sub_types.is_some() {
             query.push(" JOIN accounts a ON a.id = t.account_id");
         }
@@ -1890,14 +2014,16 @@ impl Store for SqlStore {
             .push(" ORDER BY t.date DESC, t.id ASC LIMIT ")
             .push_bind(fetch);
 
-        let rows = query.build().fetch_all(&mut *conn).await?;
-        let mut items = rows
-            .iter()
-            .map(transaction_from_row)
-            .collect::<StoreResult<Vec<_>>>()?;
+        let mut items = fetch_entries(&mut conn, query).await?;
+        // The aggregate need not keep the subquery's order: restore it.
+        items.sort_by(|a, b| {
+            b.state
+                .date
+                .cmp(&a.state.date)
+                .then_with(|| a.id.to_string().cmp(&b.id.to_string()))
+        });
         let has_more = items.len() > page.limit;
         items.truncate(page.limit);
-        attach_tags(&mut conn, &mut items).await?;
         Ok(Page { items, has_more })
     }
 }

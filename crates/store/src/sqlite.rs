@@ -8,6 +8,9 @@ use std::time::Duration;
 
 type Db = sqlx::Sqlite;
 const BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
+/// JSON aggregate and row constructor: a query's rows as one value.
+const JSON_AGG: &str = "json_group_array";
+const JSON_ARRAY: &str = "json_array";
 
 impl SqlStore {
     pub async fn connect(url: &str) -> Result<Self, crate::StoreError> {
