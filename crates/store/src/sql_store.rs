@@ -269,23 +269,20 @@ const TX_NAMES: &str = "p.id, p.user_id, p.account_id, p.date, p.type, p.status,
     p.recurrence_id, p.recurrence_period_date, p.installment_purchase_id, p.installment_number, \
     p.transfer_group_id, p.created_by_user, p.source, p.hide_from_results, p.card_number, \
     p.holder, p.holder_is_me, p.original_description, p.receipt_name, p.open_finance, \
-    p.created_at, p.plan_count, p.plan_total, p.tags_json";
+    p.created_at, p.plan_count, p.plan_total";
 
 /// Starts a query for transaction rows that the database answers as ONE
 /// value, a JSON array of rows: the driver hands over one value instead of
 /// one row (and one thread hand-off) per entry. Push the inner select's
 /// WHERE, ORDER BY and LIMIT, then read it with [`fetch_entries`].
 fn entries_query() -> QueryBuilder<Db> {
-    // Each row's tags ride along as JSON text, so one query reads a page.
     QueryBuilder::new(format!(
         "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES})), '[]') AS TEXT) AS page \
-         FROM (SELECT {TX_COLUMNS}, (SELECT CAST({JSON_AGG}({JSON_ARRAY}(g.id, g.title, \
-         g.color_hex)) AS TEXT) FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id \
-         WHERE tt.transaction_id = t.id) AS tags_json {TX_FROM}"
+         FROM (SELECT {TX_COLUMNS} {TX_FROM}"
     ))
 }
 
-/// Runs an [`entries_query`] and decodes its rows with their tags. The
+/// Runs an [`entries_query`] and decodes its rows, with their tags. The
 /// order of the rows is not kept: callers sort when it matters.
 async fn fetch_entries(
     conn: &mut <Db as sqlx::Database>::Connection,
@@ -296,7 +293,12 @@ async fn fetch_entries(
     let text: String = row.try_get("page")?;
     let raw: Vec<RawTx> = serde_json::from_str(&text)
         .map_err(|e| StoreError::Corrupt(format!("transaction rows: {e}")))?;
-    raw.into_iter().map(RawTx::into_transaction).collect()
+    let mut rows = raw
+        .into_iter()
+        .map(RawTx::into_transaction)
+        .collect::<StoreResult<Vec<_>>>()?;
+    attach_tags(conn, &mut rows).await?;
+    Ok(rows)
 }
 
 /// A boolean as each backend writes it in JSON: `true` or `1`.
@@ -348,8 +350,6 @@ struct RawTx(
     String,
     Option<i64>,
     Option<i64>,
-    /// The row's tags: JSON text of `[[id, title, color_hex], ...]`.
-    Option<String>,
 );
 
 fn parse_uuid(column: &str, text: &str) -> StoreResult<Uuid> {
@@ -365,7 +365,7 @@ fn parse_day(column: &str, text: &str) -> StoreResult<Date> {
 }
 
 impl RawTx {
-    /// The entry, with its tags ordered by title.
+    /// The entry, its tags filled in later by [`attach_tags`].
     fn into_transaction(self) -> StoreResult<Transaction> {
         let RawTx(
             id,
@@ -397,27 +397,7 @@ impl RawTx {
             created_at,
             plan_count,
             plan_total,
-            tags_json,
         ) = self;
-        let mut tags = match tags_json.as_deref() {
-            None => Vec::new(),
-            Some(text) => serde_json::from_str::<Vec<(String, String, String)>>(text)
-                .map_err(|_| corrupt("tags", text))?
-                .into_iter()
-                .map(|(id, title, color_hex)| {
-                    Ok(TagRef {
-                        id: TagId(parse_uuid("tag_id", &id)?),
-                        title,
-                        color_hex,
-                    })
-                })
-                .collect::<StoreResult<Vec<_>>>()?,
-        };
-        tags.sort_by(|a, b| {
-            sort_key(&a.title)
-                .cmp(&sort_key(&b.title))
-                .then(a.id.cmp(&b.id))
-        });
         let small =
             |column: &str, n: i64| u16::try_from(n).map_err(|_| corrupt(column, &n.to_string()));
         let installment = match (
@@ -448,10 +428,10 @@ impl RawTx {
                 description,
                 notes,
                 category_id: parse_opt_uuid("category_id", category_id)?.map(CategoryId),
-                tag_ids: tags.iter().map(|t| t.id).collect(),
+                tag_ids: Vec::new(),
                 hide_from_results: hide_from_results.get(),
             },
-            tags,
+            tags: Vec::new(),
             bill_to_account_id: parse_opt_uuid("bill_to_account_id", bill_to_account_id)?
                 .map(AccountId),
             recurrence_id: parse_opt_uuid("recurrence_id", recurrence_id)?.map(RuleId),
@@ -473,6 +453,50 @@ impl RawTx {
                 .map_err(|_| corrupt("created_at", &created_at))?,
         })
     }
+}
+
+/// Loads the tags of `rows` in one query and attaches them, ordered by title.
+async fn attach_tags(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    rows: &mut [Transaction],
+) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut query = QueryBuilder::<Db>::new(
+        "SELECT tt.transaction_id, g.id, g.title, g.color_hex FROM transaction_tags tt \
+         JOIN tags g ON g.id = tt.tag_id WHERE tt.transaction_id IN (",
+    );
+    let mut list = query.separated(", ");
+    for row in rows.iter() {
+        list.push_bind(row.id.to_string());
+    }
+    query.push(")");
+    let mut by_row: HashMap<EntryId, Vec<TagRef>> = HashMap::new();
+    for row in query.build().fetch_all(&mut *conn).await? {
+        by_row
+            .entry(EntryId::Stored(TransactionId(get_uuid(
+                &row,
+                "transaction_id",
+            )?)))
+            .or_default()
+            .push(TagRef {
+                id: TagId(get_uuid(&row, "id")?),
+                title: row.try_get("title")?,
+                color_hex: row.try_get("color_hex")?,
+            });
+    }
+    for row in rows.iter_mut() {
+        let mut tags = by_row.remove(&row.id).unwrap_or_default();
+        tags.sort_by(|a, b| {
+            sort_key(&a.title)
+                .cmp(&sort_key(&b.title))
+                .then(a.id.cmp(&b.id))
+        });
+        row.state.tag_ids = tags.iter().map(|t| t.id).collect();
+        row.tags = tags;
+    }
+    Ok(())
 }
 
 // ------------------------------------------------------------ shared steps
