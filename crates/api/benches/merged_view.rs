@@ -54,25 +54,11 @@ struct Dataset {
 }
 
 fn window(today: Date) -> TransactionFilter {
-    TransactionFilter {
-        // 366 days counting both ends, the widest window the API allows.
-        from: today
-            .checked_sub(Span::new().days(365))
-            .expect("a year before today"),
-        to: today,
-        status: None,
-        tx_type: None,
-        account_ids: None,
-        category_ids: None,
-        tag_ids: None,
-        no_category: false,
-        no_tags: false,
-        is_recurring: false,
-        is_installments: false,
-        sub_types: None,
-        hidden: false,
-        search: None,
-    }
+    // 366 days counting both ends, the widest window the API allows.
+    let from = today
+        .checked_sub(Span::new().days(365))
+        .expect("a year before today");
+    TransactionFilter::window(from, today)
 }
 
 async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {

@@ -475,6 +475,28 @@ pub struct TransactionFilter {
     pub search: Option<String>,
 }
 
+impl TransactionFilter {
+    /// Every visible entry of the window, nothing else filtered.
+    pub fn window(from: Date, to: Date) -> Self {
+        TransactionFilter {
+            from,
+            to,
+            status: None,
+            tx_type: None,
+            account_ids: None,
+            category_ids: None,
+            tag_ids: None,
+            no_category: false,
+            no_tags: false,
+            is_recurring: false,
+            is_installments: false,
+            sub_types: None,
+            hidden: false,
+            search: None,
+        }
+    }
+}
+
 /// The position after which a page starts: the (date, id) of the last entry
 /// served. Pages run newest day first, ids ascending within a day.
 #[derive(Clone, Debug, PartialEq, Eq)]

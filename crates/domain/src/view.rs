@@ -331,22 +331,7 @@ mod tests {
     }
 
     fn filter() -> TransactionFilter {
-        TransactionFilter {
-            from: date(2026, 1, 1),
-            to: date(2026, 12, 31),
-            status: None,
-            tx_type: None,
-            account_ids: None,
-            category_ids: None,
-            tag_ids: None,
-            no_category: false,
-            no_tags: false,
-            is_recurring: false,
-            is_installments: false,
-            sub_types: None,
-            hidden: false,
-            search: None,
-        }
+        TransactionFilter::window(date(2026, 1, 1), date(2026, 12, 31))
     }
 
     /// A weekly rule, a 12x purchase, and stored rows that replace some of
