@@ -168,8 +168,9 @@ pub enum Target {
     Projected(Handle),
     /// A stored row of the series.
     Stored(TransactionId),
-    /// An occurrence of a rule given by the rule's id and a date.
-    RuleDate(Date),
+    /// A rule given by its id, with the occurrence or cut-off day (`None`
+    /// only makes sense for the whole rule).
+    RuleDate(Option<Date>),
 }
 
 /// A row the write creates: a materialised entry.
@@ -277,7 +278,7 @@ impl SeriesState {
                 .find(|r| r.id.stored() == Some(id))
                 .and_then(row_key)
                 .ok_or_else(|| DomainError::field("id", "is not an entry of this series")),
-            Target::RuleDate(date) => {
+            Target::RuleDate(Some(date)) => {
                 if self.produces(Key::Date(date)) {
                     Ok(Key::Date(date))
                 } else {
@@ -287,6 +288,10 @@ impl SeriesState {
                     ))
                 }
             }
+            Target::RuleDate(None) => Err(DomainError::field(
+                "date",
+                "is required to address part of a rule (or use scope=all)",
+            )),
         }
     }
 
@@ -617,9 +622,10 @@ pub fn delete(
             },
         ));
     }
-    let key = match (target, scope) {
+    let key = match (target, scope, &state.series) {
         // A cut-off day need not be an occurrence itself.
-        (Target::RuleDate(date), Scope::Future | Scope::All) => Key::Date(date),
+        (Target::RuleDate(Some(date)), Scope::Future | Scope::All, _) => Key::Date(date),
+        (Target::RuleDate(None), Scope::All, Series::Rule(rule)) => Key::Date(rule.schedule.start),
         _ => state.resolve(target)?,
     };
     let keep = |row: &Transaction| preserve_posted && row.state.status == TxStatus::Posted;
@@ -1200,7 +1206,7 @@ mod tests {
         };
         let (write, _) = delete(
             &state,
-            Target::RuleDate(date(2026, 6, 15)),
+            Target::RuleDate(Some(date(2026, 6, 15))),
             Scope::Future,
             true,
             false,
@@ -1213,7 +1219,7 @@ mod tests {
         assert!(
             delete(
                 &state,
-                Target::RuleDate(date(2026, 6, 15)),
+                Target::RuleDate(Some(date(2026, 6, 15))),
                 Scope::This,
                 true,
                 false
@@ -1251,7 +1257,7 @@ mod tests {
         };
         let (write, _) = delete(
             &state,
-            Target::RuleDate(date(2026, 6, 30)),
+            Target::RuleDate(Some(date(2026, 6, 30))),
             Scope::Future,
             true,
             false,
@@ -1264,7 +1270,7 @@ mod tests {
         assert_eq!(write.delete, [pending_id]);
         let (write, _) = delete(
             &state,
-            Target::RuleDate(date(2026, 6, 30)),
+            Target::RuleDate(Some(date(2026, 6, 30))),
             Scope::All,
             false,
             false,
@@ -1310,7 +1316,7 @@ mod tests {
         assert!(
             delete(
                 &rule_state,
-                Target::RuleDate(date(2026, 1, 31)),
+                Target::RuleDate(Some(date(2026, 1, 31))),
                 Scope::This,
                 true,
                 true

@@ -15,7 +15,7 @@ use cofre_domain::account::{Patch, SubType};
 use cofre_domain::category::with_descendants;
 use cofre_domain::projection::{Frequency, HANDLE_PREFIX, Handle};
 use cofre_domain::series::Outcome;
-use cofre_domain::series::{self, Creation, Scope, Series, SeriesRef, Target, creation};
+use cofre_domain::series::{self, Creation, Scope, SeriesRef, Target, creation};
 use cofre_domain::text::{lower, max_chars};
 use cofre_domain::time::{date_field, format_date, parse_date};
 use cofre_domain::transaction::{
@@ -1034,43 +1034,12 @@ async fn delete_transaction(
                     }));
                 }
             },
-            Err(StoreError::NotFound) => {
-                // Not a row: maybe a rule, addressed by its id.
-                let date = options.date;
-                let series = SeriesRef::Rule(RuleId(row_id.0));
-                let scope = options.scope.unwrap_or(Scope::This);
-                let (preserve, hide) = (options.preserve_posted, options.hide_series);
-                let op: SeriesOp = Box::new(move |loaded| {
-                    let Series::Rule(rule) = &loaded.series else {
-                        return Err(DomainError::ProjectionNotFound);
-                    };
-                    let at = match (date, scope) {
-                        (Some(date), _) => date,
-                        (None, Scope::All) => rule.schedule.start,
-                        (None, _) => {
-                            return Err(DomainError::field(
-                                "date",
-                                "is required to delete part of a rule (or use scope=all)",
-                            ));
-                        }
-                    };
-                    let target = Target::RuleDate(at);
-                    series::delete(loaded, target, scope, preserve, hide)
-                });
-                let outcome = run_series(
-                    &state,
-                    user,
-                    series,
-                    &References::default(),
-                    op,
-                    ApiError::NotFound,
-                )
-                .await?;
-                return Ok(AppJson(DeleteResult {
-                    deleted_transaction_id: id,
-                    affected_ids: outcome.affected_ids,
-                }));
-            }
+            // Not a row: maybe a rule, addressed by its id.
+            Err(StoreError::NotFound) => (
+                SeriesRef::Rule(RuleId(row_id.0)),
+                Target::RuleDate(options.date),
+                ApiError::NotFound,
+            ),
             Err(err) => return Err(err.into()),
         },
         EntryId::Projected(handle) => (
