@@ -2016,12 +2016,7 @@ impl Store for SqlStore {
 
         let mut items = fetch_entries(&mut conn, query).await?;
         // The aggregate need not keep the subquery's order: restore it.
-        items.sort_by(|a, b| {
-            b.state
-                .date
-                .cmp(&a.state.date)
-                .then_with(|| a.id.to_string().cmp(&b.id.to_string()))
-        });
+        items.sort_by_cached_key(|e| (std::cmp::Reverse(e.state.date), e.id.to_string()));
         let has_more = items.len() > page.limit;
         items.truncate(page.limit);
         Ok(Page { items, has_more })
