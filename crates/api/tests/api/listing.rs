@@ -92,22 +92,11 @@ async fn fixture(backend: Backend) -> Fixture {
     let app = TestApp::start(backend).await;
     let bank = app.bank("Checking").await;
     let savings = app
-        .post(
-            "/v1/accounts",
-            json!({"type": "BANK", "sub_type": "SAVINGS_ACCOUNT", "title": "Savings"}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .account(json!({"type": "BANK", "sub_type": "SAVINGS_ACCOUNT", "title": "Savings"}))
+        .await;
     let card = app
-        .post("/v1/accounts", json!({"type": "CREDIT", "title": "Card"}))
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .account(json!({"type": "CREDIT", "title": "Card"}))
+        .await;
     let categories = app.get("/v1/categories").await;
     let find = |title: &str| {
         categories.body["data"]

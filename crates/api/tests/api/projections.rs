@@ -896,15 +896,8 @@ async fn filters_apply_to_projections(backend: Backend) {
     let app = TestApp::start(backend).await;
     let bank = app.bank("Conta").await;
     let savings = app
-        .post(
-            "/v1/accounts",
-            json!({"type": "BANK", "sub_type": "SAVINGS_ACCOUNT", "title": "Poupança"}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .account(json!({"type": "BANK", "sub_type": "SAVINGS_ACCOUNT", "title": "Poupança"}))
+        .await;
     let categories = app.get("/v1/categories").await;
     let category = |title: &str| {
         categories.body["data"]

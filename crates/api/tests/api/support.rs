@@ -318,15 +318,16 @@ impl TestApp {
         panic!("pagination did not end");
     }
 
+    /// Creates an account from `body` (201) and returns its id.
+    pub async fn account(&self, body: Value) -> String {
+        let response = self.post("/v1/accounts", body).await;
+        response.ok(201)["id"].as_str().expect("id").to_owned()
+    }
+
     /// Creates a bank account and returns its id.
     pub async fn bank(&self, title: &str) -> String {
-        let body = self
-            .post(
-                "/v1/accounts",
-                serde_json::json!({"type": "BANK", "title": title}),
-            )
-            .await;
-        body.ok(201)["id"].as_str().expect("id").to_owned()
+        self.account(serde_json::json!({"type": "BANK", "title": title}))
+            .await
     }
 
     /// Creates a transaction (201) and returns it.

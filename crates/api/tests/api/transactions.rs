@@ -267,12 +267,8 @@ async fn create_with_notes_category_and_tags(backend: Backend) {
 async fn currency_comes_from_the_account(backend: Backend) {
     let app = TestApp::start(backend).await;
     let dollars = app
-        .post(
-            "/v1/accounts",
-            json!({"type": "BANK", "title": "Conta em dólar", "currency_code": "USD"}),
-        )
+        .account(json!({"type": "BANK", "title": "Conta em dólar", "currency_code": "USD"}))
         .await;
-    let dollars = id_of(dollars.ok(201));
     let reais = app.bank("Conta em real").await;
     let tx = app
         .tx(json!({"account_id": dollars, "type": "DEBIT", "amount": 9.99, "description": "Coffee"}))
