@@ -835,6 +835,23 @@ mod tests {
         }
     }
 
+    fn occurrence_row(rule: &RecurrenceRule, date: Date, status: TxStatus) -> Transaction {
+        let link = SeriesLink::Recurrence {
+            rule_id: rule.id,
+            period_date: date,
+        };
+        row(link, None, status, date)
+    }
+
+    fn installment_row(plan: &InstallmentPlan, number: u16, status: TxStatus) -> Transaction {
+        let link = SeriesLink::Installment {
+            purchase_id: plan.id,
+            number,
+        };
+        let date = plan.date_of(number).expect("an installment date");
+        row(link, Some(plan), status, date)
+    }
+
     fn notes(text: &str) -> TransactionChanges {
         TransactionChanges {
             notes: crate::account::Patch::Set(text.into()),
@@ -934,15 +951,7 @@ mod tests {
     #[test]
     fn a_materialised_or_deleted_slot_is_no_longer_a_projection() {
         let plan = plan();
-        let stored = row(
-            SeriesLink::Installment {
-                purchase_id: plan.id,
-                number: 2,
-            },
-            Some(&plan),
-            TxStatus::Posted,
-            date(2026, 2, 28),
-        );
+        let stored = installment_row(&plan, 2, TxStatus::Posted);
         let gone = Handle::Installment {
             purchase_id: plan.id,
             number: 4,
@@ -968,24 +977,8 @@ mod tests {
     #[test]
     fn future_on_installments_stores_the_rest_and_skips_posted_and_deleted() {
         let plan = plan();
-        let posted = row(
-            SeriesLink::Installment {
-                purchase_id: plan.id,
-                number: 10,
-            },
-            Some(&plan),
-            TxStatus::Posted,
-            date(2026, 10, 31),
-        );
-        let pending = row(
-            SeriesLink::Installment {
-                purchase_id: plan.id,
-                number: 11,
-            },
-            Some(&plan),
-            TxStatus::Pending,
-            date(2026, 11, 30),
-        );
+        let posted = installment_row(&plan, 10, TxStatus::Posted);
+        let pending = installment_row(&plan, 11, TxStatus::Pending);
         let pending_id = pending.id.stored().unwrap();
         let gone = Handle::Installment {
             purchase_id: plan.id,
@@ -1023,24 +1016,8 @@ mod tests {
     #[test]
     fn all_on_a_rule_changes_it_and_its_pending_rows_only() {
         let rule = rule();
-        let posted = row(
-            SeriesLink::Recurrence {
-                rule_id: rule.id,
-                period_date: date(2026, 1, 31),
-            },
-            None,
-            TxStatus::Posted,
-            date(2026, 1, 31),
-        );
-        let pending = row(
-            SeriesLink::Recurrence {
-                rule_id: rule.id,
-                period_date: date(2026, 2, 28),
-            },
-            None,
-            TxStatus::Pending,
-            date(2026, 2, 28),
-        );
+        let posted = occurrence_row(&rule, date(2026, 1, 31), TxStatus::Posted);
+        let pending = occurrence_row(&rule, date(2026, 2, 28), TxStatus::Pending);
         let pending_id = pending.id.stored().unwrap();
         let state = SeriesState {
             series: Series::Rule(rule.clone()),
@@ -1069,15 +1046,7 @@ mod tests {
     #[test]
     fn future_on_a_rule_forks_it() {
         let rule = rule();
-        let later = row(
-            SeriesLink::Recurrence {
-                rule_id: rule.id,
-                period_date: date(2026, 6, 30),
-            },
-            None,
-            TxStatus::Pending,
-            date(2026, 6, 30),
-        );
+        let later = occurrence_row(&rule, date(2026, 6, 30), TxStatus::Pending);
         let later_id = later.id.stored().unwrap();
         let deleted = Handle::Recurrence {
             rule_id: rule.id,
@@ -1122,15 +1091,7 @@ mod tests {
     #[test]
     fn deleting_one_entry_leaves_a_tombstone() {
         let plan = plan();
-        let stored = row(
-            SeriesLink::Installment {
-                purchase_id: plan.id,
-                number: 2,
-            },
-            Some(&plan),
-            TxStatus::Posted,
-            date(2026, 2, 28),
-        );
+        let stored = installment_row(&plan, 2, TxStatus::Posted);
         let stored_id = stored.id.stored().unwrap();
         let state = SeriesState {
             series: Series::Plan(plan.clone()),
@@ -1164,15 +1125,7 @@ mod tests {
     #[test]
     fn deleting_future_installments_tombstones_deleted_rows_too() {
         let plan = plan();
-        let stored = row(
-            SeriesLink::Installment {
-                purchase_id: plan.id,
-                number: 5,
-            },
-            Some(&plan),
-            TxStatus::Pending,
-            date(2026, 5, 31),
-        );
+        let stored = installment_row(&plan, 5, TxStatus::Pending);
         let stored_id = stored.id.stored().unwrap();
         let state = SeriesState {
             series: Series::Plan(plan.clone()),
@@ -1231,24 +1184,8 @@ mod tests {
     #[test]
     fn deleting_the_future_ends_a_rule_and_keeps_posted_rows() {
         let rule = rule();
-        let posted = row(
-            SeriesLink::Recurrence {
-                rule_id: rule.id,
-                period_date: date(2026, 8, 31),
-            },
-            None,
-            TxStatus::Posted,
-            date(2026, 8, 31),
-        );
-        let pending = row(
-            SeriesLink::Recurrence {
-                rule_id: rule.id,
-                period_date: date(2026, 9, 30),
-            },
-            None,
-            TxStatus::Pending,
-            date(2026, 9, 30),
-        );
+        let posted = occurrence_row(&rule, date(2026, 8, 31), TxStatus::Posted);
+        let pending = occurrence_row(&rule, date(2026, 9, 30), TxStatus::Pending);
         let pending_id = pending.id.stored().unwrap();
         let state = SeriesState {
             series: Series::Rule(rule.clone()),
@@ -1283,15 +1220,7 @@ mod tests {
     #[test]
     fn deleting_a_purchase_with_posted_rows_keeps_it_hidden() {
         let plan = plan();
-        let posted = row(
-            SeriesLink::Installment {
-                purchase_id: plan.id,
-                number: 1,
-            },
-            Some(&plan),
-            TxStatus::Posted,
-            date(2026, 1, 31),
-        );
+        let posted = installment_row(&plan, 1, TxStatus::Posted);
         let state = SeriesState {
             series: Series::Plan(plan.clone()),
             rows: vec![posted],
