@@ -16,7 +16,7 @@ use cofre_domain::{ApiKeyId, UserId};
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::rate_limit::Decision;
+use crate::rate_limit::{Decision, Window};
 
 /// Who is calling: the key's owner, the key, and what it may do.
 #[derive(Clone, Debug)]
@@ -84,10 +84,60 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
     }
     req.extensions_mut().insert(principal);
     let mut response = next.run(req).await;
-    if let Some(d) = &decision {
+    // A route with its own, stricter budget (bulk) reports that one.
+    if let Some(d) = &decision
+        && !response.headers().contains_key("ratelimit-limit")
+    {
         rate_headers(response.headers_mut(), d);
     }
     response
+}
+
+/// A call counted against the bulk budget (`COFRE_BULK_LIMIT_PER_HOUR` per
+/// key and hour) on top of the general limits, before any work is done.
+pub struct BulkQuota(Option<Decision>);
+
+impl BulkQuota {
+    /// The bulk window's `RateLimit-*` headers, for the response.
+    pub fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(d) = &self.0 {
+            rate_headers(&mut headers, d);
+        }
+        headers
+    }
+}
+
+impl FromRequestParts<AppState> for BulkQuota {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let principal = parts
+            .extensions
+            .get::<Principal>()
+            .ok_or_else(|| ApiError::Unauthorized.into_response())?;
+        let window = Window {
+            limit: state.config.bulk_limit_per_hour,
+            window_sec: 3_600,
+        };
+        let decision = state
+            .limiter
+            .check(&format!("bulk:{}", principal.key_id), &[window]);
+        if let Some(d) = &decision
+            && !d.allowed
+        {
+            let mut response = ApiError::RateLimited {
+                retry_after: d.retry_after,
+            }
+            .into_response();
+            rate_headers(response.headers_mut(), d);
+            return Err(response);
+        }
+        Ok(BulkQuota(decision))
+    }
 }
 
 /// A scope a handler can require.

@@ -19,6 +19,8 @@ pub enum ApiError {
     ProjectionNotFound,
     IdConflict,
     TitleConflict,
+    TransferConflict(String),
+    ExpectedCountMismatch { expected: u64, matched: u64 },
     RateLimited { retry_after: u64 },
     PayloadTooLarge { limit: usize },
     UnsupportedMediaType(String),
@@ -40,6 +42,9 @@ pub struct Problem {
     /// Present on validation errors: every bad field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<ProblemField>>,
+    /// On `expected_count_mismatch`: how many rows the selection matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_count: Option<u64>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -86,6 +91,16 @@ impl ApiError {
                 "title_conflict",
                 "Title already in use",
             ),
+            ApiError::TransferConflict(_) => (
+                StatusCode::CONFLICT,
+                "transfer_conflict",
+                "Transfer conflict",
+            ),
+            ApiError::ExpectedCountMismatch { .. } => (
+                StatusCode::CONFLICT,
+                "expected_count_mismatch",
+                "Expected count mismatch",
+            ),
             ApiError::RateLimited { .. } => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "rate_limited",
@@ -131,6 +146,10 @@ impl ApiError {
             ApiError::ProjectionNotFound => "no projected entry is produced for this handle".into(),
             ApiError::IdConflict => "this id was already used for a different request".into(),
             ApiError::TitleConflict => "another item already has this title".into(),
+            ApiError::TransferConflict(detail) => detail.clone(),
+            ApiError::ExpectedCountMismatch { expected, matched } => format!(
+                "expected_count is {expected} but the selection matches {matched} rows; nothing was changed"
+            ),
             ApiError::RateLimited { retry_after } => {
                 format!("too many requests; retry in {retry_after} s")
             }
@@ -149,6 +168,10 @@ impl ApiError {
             tracing::error!(error = %message, "internal error");
         }
         let detail = self.detail();
+        let matched_count = match &self {
+            ApiError::ExpectedCountMismatch { matched, .. } => Some(*matched),
+            _ => None,
+        };
         let errors = match self {
             ApiError::Validation(list) => Some(
                 list.into_iter()
@@ -169,6 +192,7 @@ impl ApiError {
                 detail,
                 code,
                 errors,
+                matched_count,
             },
         )
     }
@@ -215,6 +239,10 @@ impl From<StoreError> for ApiError {
             StoreError::Invalid(domain) => domain.into(),
             StoreError::IdConflict => ApiError::IdConflict,
             StoreError::TitleConflict => ApiError::TitleConflict,
+            StoreError::TransferConflict(detail) => ApiError::TransferConflict(detail),
+            StoreError::ExpectedCountMismatch { expected, matched } => {
+                ApiError::ExpectedCountMismatch { expected, matched }
+            }
             other => ApiError::Internal(other.to_string()),
         }
     }

@@ -4,7 +4,7 @@
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, OptionalFromRequest, Request};
 use axum::http::header;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
@@ -52,6 +52,22 @@ fn deserialize_error<E: std::fmt::Display>(
     ApiError::field(field, message)
 }
 
+/// Reads a nested JSON value into `T`, naming fields under `root`
+/// (`filter.from`, `set.amount`).
+pub fn parse_value<T: DeserializeOwned>(
+    value: serde_json::Value,
+    root: &str,
+) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|err| match deserialize_error(err, "") {
+        ApiError::Validation(list) => cofre_domain::bulk::prefix_fields(
+            cofre_domain::DomainError::Validation(list),
+            &format!("{root}."),
+        )
+        .into(),
+        other => other,
+    })
+}
+
 /// The name in "duplicate field `x`", "missing field `x`" or "unknown field `x`".
 fn named_field(message: &str) -> Option<&str> {
     let rest = ["duplicate field `", "missing field `", "unknown field `"]
@@ -89,27 +105,51 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if let Some(value) = req.headers().get(header::CONTENT_TYPE) {
-            let text = value.to_str().unwrap_or("");
-            if !is_json(text) {
-                return Err(ApiError::UnsupportedMediaType(format!(
-                    "send the body as JSON with 'Content-Type: application/json' (got {text:?})"
-                )));
-            }
+        match read_json(req, state).await? {
+            Some(value) => Ok(AppJson(value)),
+            None => Err(ApiError::field("body", "a JSON object is required")),
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|rejection| match rejection {
-                BytesRejection::FailedToBufferBody(_) => ApiError::PayloadTooLarge {
-                    limit: JSON_BODY_LIMIT,
-                },
-                other => ApiError::field("body", other.body_text()),
-            })?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(ApiError::field("body", "a JSON object is required"));
-        }
-        parse_json(&bytes).map(AppJson)
     }
+}
+
+/// An optional JSON body: no body (or only whitespace) is `None`.
+impl<S, T> OptionalFromRequest<S> for AppJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, Self::Rejection> {
+        Ok(read_json(req, state).await?.map(AppJson))
+    }
+}
+
+/// Reads a JSON body; `None` when there is none.
+async fn read_json<S: Send + Sync, T: DeserializeOwned>(
+    req: Request,
+    state: &S,
+) -> Result<Option<T>, ApiError> {
+    if let Some(value) = req.headers().get(header::CONTENT_TYPE) {
+        let text = value.to_str().unwrap_or("");
+        if !is_json(text) {
+            return Err(ApiError::UnsupportedMediaType(format!(
+                "send the body as JSON with 'Content-Type: application/json' (got {text:?})"
+            )));
+        }
+    }
+    let bytes = Bytes::from_request(req, state)
+        .await
+        .map_err(|rejection| match rejection {
+            BytesRejection::FailedToBufferBody(_) => ApiError::PayloadTooLarge {
+                limit: JSON_BODY_LIMIT,
+            },
+            other => ApiError::field("body", other.body_text()),
+        })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    parse_json(&bytes).map(Some)
 }
 
 impl<T: Serialize> IntoResponse for AppJson<T> {

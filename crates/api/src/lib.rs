@@ -44,6 +44,8 @@ pub struct ApiConfig {
     pub base_currency: String,
     pub rate_limit_per_minute: u32,
     pub rate_limit_per_day: u32,
+    /// Bulk calls per key per hour, on top of the other limits (0: off).
+    pub bulk_limit_per_hour: u32,
 }
 
 impl Default for ApiConfig {
@@ -53,6 +55,7 @@ impl Default for ApiConfig {
             base_currency: "BRL".into(),
             rate_limit_per_minute: 300,
             rate_limit_per_day: 50_000,
+            bulk_limit_per_hour: 10,
         }
     }
 }
@@ -94,7 +97,7 @@ pub struct AppState {
     components(schemas(error::Problem, error::ProblemField)),
     tags(
         (name = "profile"), (name = "accounts"), (name = "categories"), (name = "tags"),
-        (name = "transactions"), (name = "operations")
+        (name = "transactions"), (name = "transfers"), (name = "operations")
     )
 )]
 struct ApiDoc;

@@ -79,6 +79,10 @@ pub struct ServeArgs {
     /// Requests per key per day (0 turns the window off).
     #[arg(long, env = "COFRE_RATE_LIMIT_PER_DAY", default_value_t = 50_000)]
     pub rate_limit_per_day: u32,
+    /// Bulk-edit calls per key per hour, on top of the other limits (0
+    /// turns it off).
+    #[arg(long, env = "COFRE_BULK_LIMIT_PER_HOUR", default_value_t = 10)]
+    pub bulk_limit_per_hour: u32,
 }
 
 impl ServeArgs {

@@ -137,6 +137,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     base_currency: args.base_currency()?,
                     rate_limit_per_minute: args.rate_limit_per_minute,
                     rate_limit_per_day: args.rate_limit_per_day,
+                    bulk_limit_per_hour: args.bulk_limit_per_hour,
                 }),
             };
             serve(&args.bind, state).await

@@ -4,7 +4,9 @@
 
 pub mod account;
 pub mod auth;
+pub mod bulk;
 pub mod category;
+pub mod duplicates;
 pub mod icons;
 pub mod ids;
 pub mod money;
@@ -15,6 +17,7 @@ pub mod tag;
 pub mod text;
 pub mod time;
 pub mod transaction;
+pub mod transfer;
 pub mod validation;
 pub mod view;
 

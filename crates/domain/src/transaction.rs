@@ -255,7 +255,7 @@ fn amount_rule(errors: &mut FieldErrors, amount: Money) {
     }
 }
 
-fn notes_rule(errors: &mut FieldErrors, notes: &str) -> Option<String> {
+pub(crate) fn notes_rule(errors: &mut FieldErrors, notes: &str) -> Option<String> {
     errors.check(max_chars("notes", notes, NOTES_MAX))?;
     let trimmed = notes.trim();
     (!trimmed.is_empty()).then(|| trimmed.to_owned())
@@ -357,7 +357,7 @@ fn fingerprint(input: &NewTransactionInput) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TransactionChanges {
     pub date: Option<Date>,
     pub tx_type: Option<TxType>,

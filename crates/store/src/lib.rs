@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use cofre_domain::account::{Account, AccountChanges};
 use cofre_domain::auth::ApiKey;
+use cofre_domain::bulk::{BulkAction, Skipped};
 use cofre_domain::category::{Category, CategoryChanges};
 use cofre_domain::profile::{Profile, ProfileChanges};
 use cofre_domain::projection::{InstallmentPlan, RecurrenceRule};
@@ -19,6 +20,7 @@ use cofre_domain::tag::{NewTag, Tag};
 use cofre_domain::transaction::{
     NewTransaction, Page, PageRequest, Transaction, TransactionChanges, TransactionFilter,
 };
+use cofre_domain::transfer::NewTransfer;
 use cofre_domain::view::ViewSources;
 use cofre_domain::{
     AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
@@ -45,6 +47,12 @@ pub enum StoreError {
     /// A title that must be unique already exists.
     #[error("title already in use")]
     TitleConflict,
+    /// A row is (or is not) part of a transfer, against what was asked.
+    #[error("transfer conflict: {0}")]
+    TransferConflict(String),
+    /// A bulk call's `expected_count` differs from what its selection matched.
+    #[error("expected {expected} rows, matched {matched}")]
+    ExpectedCountMismatch { expected: u64, matched: u64 },
     /// Stored data that does not decode: a bug or manual tampering.
     #[error("corrupt row: {0}")]
     Corrupt(String),
@@ -103,6 +111,29 @@ pub struct ImportRow {
     pub account_id: AccountId,
     pub state: cofre_domain::transaction::TransactionState,
     pub link: cofre_domain::transaction::SeriesLink,
+}
+
+/// A bulk call, validated: which rows, and what to do with them.
+#[derive(Clone, Debug)]
+pub struct BulkRequest {
+    /// Stored ids; every one must be the user's.
+    pub ids: Option<Vec<TransactionId>>,
+    /// Rows the list would show for this filter (stored rows only).
+    pub filter: Option<TransactionFilter>,
+    pub action: BulkAction,
+    pub expected_count: Option<u64>,
+}
+
+/// What a bulk call did.
+#[derive(Clone, Debug, Default)]
+pub struct BulkOutcome {
+    pub matched: u64,
+    /// Rows changed (or deleted).
+    pub updated: u64,
+    pub deleted: u64,
+    pub skipped: Vec<Skipped>,
+    /// Receipt files of deleted rows, for the caller to remove.
+    pub receipts: Vec<String>,
 }
 
 /// What a write needs to know about "now".
@@ -227,6 +258,41 @@ pub trait Store: Send + Sync + 'static {
         filter: &TransactionFilter,
         page: &PageRequest,
     ) -> StoreResult<Page<Transaction>>;
+
+    // Transfers and bulk edits
+    /// Stores both legs of a transfer, or neither. The accounts must be the
+    /// user's, open, and in one currency.
+    async fn create_transfer(
+        &self,
+        user: UserId,
+        transfer: &NewTransfer,
+        now: Timestamp,
+    ) -> StoreResult<()>;
+    /// Puts a row (and its counterpart) in a new transfer group `group`.
+    /// TransferConflict when either already is in one.
+    async fn mark_transfer(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        counterpart: Option<TransactionId>,
+        group: uuid::Uuid,
+        now: Timestamp,
+    ) -> StoreResult<Vec<TransactionId>>;
+    /// Releases the row's transfer group (both legs), or a legacy transfer
+    /// row; returns the rows released (none when it was not a transfer).
+    async fn unmark_transfer(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        now: Timestamp,
+    ) -> StoreResult<Vec<TransactionId>>;
+    /// Applies a bulk call in one transaction: all of it or nothing.
+    async fn bulk(
+        &self,
+        user: UserId,
+        request: &BulkRequest,
+        now: Timestamp,
+    ) -> StoreResult<BulkOutcome>;
 }
 
 /// Opens the store a URL names: `sqlite://PATH` (created if missing) or

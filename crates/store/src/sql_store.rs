@@ -754,6 +754,69 @@ fn push_id_list<T: ToString>(query: &mut QueryBuilder<Db>, column: &str, ids: &[
     query.push(")");
 }
 
+/// Pushes the JOIN and WHERE of a list filter onto a query over
+/// `transactions t` (the list page and bulk selections share it).
+fn push_filter(query: &mut QueryBuilder<Db>, user: UserId, filter: &TransactionFilter) {
+    if filter.sub_types.is_some() {
+        query.push(" JOIN accounts a ON a.id = t.account_id");
+    }
+    query
+        .push(" WHERE t.user_id = ")
+        .push_bind(user.to_string());
+    query
+        .push(" AND t.date >= ")
+        .push_bind(format_date(filter.from));
+    query
+        .push(" AND t.date <= ")
+        .push_bind(format_date(filter.to));
+    query
+        .push(" AND t.hide_from_results = ")
+        .push_bind(filter.hidden);
+    if let Some(status) = filter.status {
+        query.push(" AND t.status = ").push_bind(status.as_str());
+    }
+    if let Some(tx_type) = filter.tx_type {
+        query.push(" AND t.type = ").push_bind(tx_type.as_str());
+    }
+    if let Some(ids) = &filter.account_ids {
+        push_id_list(query, "t.account_id", ids);
+    }
+    if let Some(ids) = &filter.category_ids {
+        push_id_list(query, "t.category_id", ids);
+    }
+    if let Some(sub_types) = &filter.sub_types {
+        let names: Vec<&str> = sub_types.iter().map(|s| s.as_str()).collect();
+        push_id_list(query, "a.sub_type", &names);
+    }
+    if let Some(ids) = &filter.tag_ids {
+        query.push(
+            " AND EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id",
+        );
+        push_id_list(query, "tt.tag_id", ids);
+        query.push(")");
+    }
+    if filter.no_category {
+        query.push(" AND t.category_id IS NULL");
+    }
+    if filter.no_tags {
+        query.push(
+            " AND NOT EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id)",
+        );
+    }
+    if filter.is_recurring {
+        query.push(" AND t.recurrence_id IS NOT NULL");
+    }
+    if filter.is_installments {
+        query.push(" AND t.installment_purchase_id IS NOT NULL");
+    }
+    if let Some(search) = &filter.search {
+        query
+            .push(" AND t.search_text LIKE ")
+            .push_bind(like_pattern(search))
+            .push(" ESCAPE '\\'");
+    }
+}
+
 /// `%`, `_` and `\` in a search are literal characters, not wildcards.
 fn like_pattern(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
@@ -1124,18 +1187,30 @@ async fn apply_write(
             .await?;
     }
     for (handle, date) in &write.tombstones {
-        sqlx::query(
-            "INSERT INTO tombstones (user_id, handle, source_id, entry_date, created_at) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, handle) DO NOTHING",
-        )
-        .bind(user.to_string())
-        .bind(handle.to_string())
-        .bind(handle_source(handle))
-        .bind(format_date(*date))
-        .bind(format_timestamp(now))
-        .execute(&mut *conn)
-        .await?;
+        insert_tombstone(conn, user, handle, *date, now).await?;
     }
+    Ok(())
+}
+
+/// Hides the projected entry `handle` (dated `date`) from every view.
+async fn insert_tombstone(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    handle: &Handle,
+    date: Date,
+    now: Timestamp,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO tombstones (user_id, handle, source_id, entry_date, created_at) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, handle) DO NOTHING",
+    )
+    .bind(user.to_string())
+    .bind(handle.to_string())
+    .bind(handle_source(handle))
+    .bind(format_date(date))
+    .bind(format_timestamp(now))
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 
@@ -1938,64 +2013,7 @@ impl Store for SqlStore {
     ) -> StoreResult<Page<Transaction>> {
         let mut conn = self.pool.acquire().await?;
         let mut query = entries_query();
-        if filter.sub_types.is_some() {
-            query.push(" JOIN accounts a ON a.id = t.account_id");
-        }
-        query
-            .push(" WHERE t.user_id = ")
-            .push_bind(user.to_string());
-        query
-            .push(" AND t.date >= ")
-            .push_bind(format_date(filter.from));
-        query
-            .push(" AND t.date <= ")
-            .push_bind(format_date(filter.to));
-        query
-            .push(" AND t.hide_from_results = ")
-            .push_bind(filter.hidden);
-        if let Some(status) = filter.status {
-            query.push(" AND t.status = ").push_bind(status.as_str());
-        }
-        if let Some(tx_type) = filter.tx_type {
-            query.push(" AND t.type = ").push_bind(tx_type.as_str());
-        }
-        if let Some(ids) = &filter.account_ids {
-            push_id_list(&mut query, "t.account_id", ids);
-        }
-        if let Some(ids) = &filter.category_ids {
-            push_id_list(&mut query, "t.category_id", ids);
-        }
-        if let Some(sub_types) = &filter.sub_types {
-            let names: Vec<&str> = sub_types.iter().map(|s| s.as_str()).collect();
-            push_id_list(&mut query, "a.sub_type", &names);
-        }
-        if let Some(ids) = &filter.tag_ids {
-            query.push(
-                " AND EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id",
-            );
-            push_id_list(&mut query, "tt.tag_id", ids);
-            query.push(")");
-        }
-        if filter.no_category {
-            query.push(" AND t.category_id IS NULL");
-        }
-        if filter.no_tags {
-            query.push(
-                " AND NOT EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id)",
-            );
-        }
-        if filter.is_recurring {
-            query.push(" AND t.recurrence_id IS NOT NULL");
-        }
-        if filter.is_installments {
-            query.push(" AND t.installment_purchase_id IS NOT NULL");
-        }
-        if let Some(search) = &filter.search {
-            query
-                .push(" AND t.search_text LIKE ")
-                .push_bind(like_pattern(search))
-                .push(" ESCAPE '\\'");
-        }
+        push_filter(&mut query, user, filter);
         if let Some(after) = &page.after {
             let date = format_date(after.date);
             query
@@ -2020,6 +2038,45 @@ impl Store for SqlStore {
         let has_more = items.len() > page.limit;
         items.truncate(page.limit);
         Ok(Page { items, has_more })
+    }
+
+    async fn create_transfer(
+        &self,
+        user: UserId,
+        transfer: &NewTransfer,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        self.create_transfer_in_tx(user, transfer, now).await
+    }
+
+    async fn mark_transfer(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        counterpart: Option<TransactionId>,
+        group: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<Vec<TransactionId>> {
+        self.mark_transfer_in_tx(user, id, counterpart, group, now)
+            .await
+    }
+
+    async fn unmark_transfer(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        now: Timestamp,
+    ) -> StoreResult<Vec<TransactionId>> {
+        self.unmark_transfer_in_tx(user, id, now).await
+    }
+
+    async fn bulk(
+        &self,
+        user: UserId,
+        request: &BulkRequest,
+        now: Timestamp,
+    ) -> StoreResult<BulkOutcome> {
+        self.bulk_in_tx(user, request, now).await
     }
 }
 

@@ -1,11 +1,13 @@
 //! One module per resource, each exposing its routes.
 
 mod accounts;
+mod bulk;
 mod categories;
 mod me;
 mod operations;
 mod tags;
 mod transactions;
+mod transfers;
 
 use axum::http::StatusCode;
 use utoipa::IntoResponses;
@@ -23,6 +25,8 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .merge(categories::router())
         .merge(tags::router())
         .merge(transactions::router())
+        .merge(bulk::router())
+        .merge(transfers::router())
 }
 
 /// Errors every authenticated route can answer.

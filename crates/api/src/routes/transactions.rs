@@ -369,7 +369,7 @@ impl CreateTransaction {
 }
 
 impl UpdateTransaction {
-    fn into_changes(self) -> Result<TransactionChanges, DomainError> {
+    pub(super) fn into_changes(self) -> Result<TransactionChanges, DomainError> {
         let mut errors = FieldErrors::new();
         parse_scope(&mut errors, self.scope.as_deref());
         let date = self
@@ -458,7 +458,12 @@ pub struct ListQuery {
     cursor: Option<String>,
 }
 
-fn flag(errors: &mut FieldErrors, field: &str, value: Option<&str>, default: bool) -> bool {
+pub(super) fn flag(
+    errors: &mut FieldErrors,
+    field: &str,
+    value: Option<&str>,
+    default: bool,
+) -> bool {
     match value {
         None => default,
         Some("true") => true,
@@ -520,7 +525,7 @@ fn decode_cursor(text: &str) -> Option<PagePosition> {
 impl ListQuery {
     /// The filter, the page, and whether categories include their
     /// subcategories (expanded by the handler, which knows the categories).
-    fn parse(self) -> Result<(TransactionFilter, PageRequest, bool), DomainError> {
+    pub(super) fn parse(self) -> Result<(TransactionFilter, PageRequest, bool), DomainError> {
         let mut errors = FieldErrors::new();
         let from = match self.from.as_deref() {
             Some(d) => errors.check(date_field("from", d)),
@@ -714,7 +719,7 @@ impl DeleteQuery {
 }
 
 /// How the `{id}` of a transaction path is understood.
-fn entry_id(text: &str) -> ApiResult<EntryId> {
+pub(super) fn entry_id(text: &str) -> ApiResult<EntryId> {
     if text.starts_with(HANDLE_PREFIX) {
         // A malformed handle names nothing the rules would produce.
         return Handle::parse(text)
@@ -780,6 +785,20 @@ async fn run_series(
     }
 }
 
+/// Adds the subcategories of the filter's categories when asked to.
+pub(super) async fn expand_categories(
+    state: &AppState,
+    user: cofre_domain::UserId,
+    mut filter: TransactionFilter,
+    include_subcategories: bool,
+) -> ApiResult<TransactionFilter> {
+    if include_subcategories && let Some(roots) = &filter.category_ids {
+        let visible = state.store.list_categories(user).await?;
+        filter.category_ids = Some(with_descendants(&visible, roots));
+    }
+    Ok(filter)
+}
+
 /// Merged view of the user's entries inside a window: stored rows and the
 /// projected occurrences of rules and installments, newest day first, ids
 /// ascending within a day.
@@ -792,11 +811,8 @@ async fn list_transactions(
     auth: Auth<Read>,
     AppQuery(query): AppQuery<ListQuery>,
 ) -> ApiResult<AppJson<TransactionPage>> {
-    let (mut filter, page, include_subcategories) = query.parse()?;
-    if include_subcategories && let Some(roots) = &filter.category_ids {
-        let visible = state.store.list_categories(auth.user()).await?;
-        filter.category_ids = Some(with_descendants(&visible, roots));
-    }
+    let (filter, page, include_subcategories) = query.parse()?;
+    let filter = expand_categories(&state, auth.user(), filter, include_subcategories).await?;
     let result = ledger::page(state.store.as_ref(), auth.user(), &filter, &page).await?;
     let next_cursor = match (result.has_more, result.items.last()) {
         (true, Some(last)) => Some(encode_cursor(&PagePosition {

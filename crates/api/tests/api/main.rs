@@ -12,3 +12,4 @@ mod profile;
 mod projections;
 mod tags;
 mod transactions;
+mod transfers;

@@ -1,0 +1,351 @@
+// Transfers and bulk edits. Included after `sql_store.rs` by `sqlite.rs`
+// and `postgres.rs`, so it shares that file's imports and helpers; the
+// `Store` methods forward here.
+
+use cofre_domain::bulk::{self as bulk_rules, BulkAction, RowPlan};
+use cofre_domain::transfer::{self as transfer_rules, NewTransfer};
+
+use crate::{BulkOutcome, BulkRequest};
+
+/// Most missing ids a bulk error names, so a huge list gives a short answer.
+const MISSING_IDS_REPORTED: usize = 10;
+
+/// One of the user's accounts that can take new rows, named by `field`.
+async fn open_account(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    id: AccountId,
+    field: &str,
+) -> StoreResult<Account> {
+    let account = fetch_account(conn, user, id)
+        .await?
+        .ok_or_else(|| DomainError::field(field, "no such account"))?
+        .account;
+    if account.state.archived {
+        return Err(DomainError::field(field, "the account is archived").into());
+    }
+    Ok(account)
+}
+
+/// Rows of the user's transfer group.
+async fn fetch_group(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    group: Uuid,
+) -> StoreResult<Vec<Transaction>> {
+    let mut query = entries_query();
+    query.push(" WHERE t.user_id = ").push_bind(user.to_string());
+    query
+        .push(" AND t.transfer_group_id = ")
+        .push_bind(group.to_string());
+    fetch_entries(conn, query).await
+}
+
+/// Sets a row's transfer group, visibility and category at once.
+async fn write_transfer_state(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    row: &Transaction,
+    group: Option<Uuid>,
+    hidden: bool,
+    category: Option<CategoryId>,
+    now: Timestamp,
+) -> StoreResult<TransactionId> {
+    let id = row
+        .id
+        .stored()
+        .ok_or_else(|| StoreError::Corrupt("a projection among stored rows".into()))?;
+    sqlx::query(
+        "UPDATE transactions SET transfer_group_id = $3, hide_from_results = $4, \
+         category_id = $5, updated_at = $6 WHERE id = $1 AND user_id = $2",
+    )
+    .bind(id.to_string())
+    .bind(user.to_string())
+    .bind(group.map(|g| g.to_string()))
+    .bind(hidden)
+    .bind(opt_string(category))
+    .bind(format_timestamp(now))
+    .execute(&mut *conn)
+    .await?;
+    Ok(id)
+}
+
+/// The tombstone that keeps a deleted row of a series from coming back as
+/// a projection; none when the series itself is gone.
+async fn slot_of(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    row: &Transaction,
+) -> StoreResult<Option<(Handle, Date)>> {
+    if let (Some(rule_id), Some(date)) = (row.recurrence_id, row.recurrence_period_date) {
+        if fetch_rule(conn, user, rule_id).await?.is_some() {
+            return Ok(Some((Handle::Recurrence { rule_id, date }, date)));
+        }
+    } else if let Some(part) = row.installment
+        && let Some(plan) = fetch_plan(conn, user, part.purchase_id).await?
+        && let Some(date) = plan.date_of(part.number)
+    {
+        let handle = Handle::Installment {
+            purchase_id: part.purchase_id,
+            number: part.number,
+        };
+        return Ok(Some((handle, date)));
+    }
+    Ok(None)
+}
+
+/// Every named id must be one of the user's stored rows.
+async fn check_bulk_ids(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    ids: &[TransactionId],
+) -> StoreResult<()> {
+    let mut query = QueryBuilder::<Db>::new("SELECT id FROM transactions WHERE user_id = ");
+    query.push_bind(user.to_string());
+    push_id_list(&mut query, "id", ids);
+    let found: std::collections::HashSet<String> = query
+        .build()
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|r| r.try_get("id"))
+        .collect::<Result<_, _>>()?;
+    let mut errors = cofre_domain::FieldErrors::new();
+    for (i, id) in ids
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| !found.contains(&id.to_string()))
+        .take(MISSING_IDS_REPORTED)
+    {
+        errors.add(format!("ids[{i}]"), format!("no such transaction: {id}"));
+    }
+    Ok(errors.finish()?)
+}
+
+impl SqlStore {
+    async fn create_transfer_in_tx(
+        &self,
+        user: UserId,
+        transfer: &NewTransfer,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write(user).await?;
+        let from = open_account(&mut tx, user, transfer.from_account_id, "from_account_id").await?;
+        let to = open_account(&mut tx, user, transfer.to_account_id, "to_account_id").await?;
+        if from.state.currency != to.state.currency {
+            return Err(DomainError::field(
+                "to_account_id",
+                format!(
+                    "is in {}, the source account in {}: a transfer moves one currency",
+                    to.state.currency, from.state.currency
+                ),
+            )
+            .into());
+        }
+        let legs = [
+            (transfer.sent_id, &from, &transfer.sent),
+            (transfer.received_id, &to, &transfer.received),
+        ];
+        for (id, account, state) in legs {
+            insert_transaction(
+                &mut tx,
+                RowInsert {
+                    id,
+                    user,
+                    account,
+                    state,
+                    link: SeriesLink::None,
+                    source: Source::Api,
+                    fingerprint: None,
+                    now,
+                },
+            )
+            .await?;
+            sqlx::query("UPDATE transactions SET transfer_group_id = $2 WHERE id = $1")
+                .bind(id.to_string())
+                .bind(transfer.group_id.to_string())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn mark_transfer_in_tx(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        counterpart: Option<TransactionId>,
+        group: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<Vec<TransactionId>> {
+        let mut tx = self.begin_write(user).await?;
+        let mut rows = vec![
+            fetch_transaction(&mut tx, user, id)
+                .await?
+                .ok_or(StoreError::NotFound)?,
+        ];
+        if let Some(other) = counterpart {
+            let row = fetch_transaction(&mut tx, user, other)
+                .await?
+                .ok_or_else(|| DomainError::field("counterpart_id", "no such transaction"))?;
+            rows.push(row);
+        }
+        if let Some(grouped) = rows.iter().find(|r| r.transfer_group_id.is_some()) {
+            return Err(StoreError::TransferConflict(format!(
+                "transaction {} is already part of a transfer; unmark it first",
+                grouped.id
+            )));
+        }
+        let mut ids = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let category = transfer_rules::category_when_marked(row.state.category_id);
+            ids.push(write_transfer_state(&mut tx, user, row, Some(group), true, category, now).await?);
+        }
+        tx.commit().await?;
+        Ok(ids)
+    }
+
+    async fn unmark_transfer_in_tx(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        now: Timestamp,
+    ) -> StoreResult<Vec<TransactionId>> {
+        let mut tx = self.begin_write(user).await?;
+        let row = fetch_transaction(&mut tx, user, id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        let rows = match row.transfer_group_id {
+            Some(group) => fetch_group(&mut tx, user, group).await?,
+            None if transfer_rules::is_legacy_transfer(
+                None,
+                row.state.hide_from_results,
+                row.state.category_id,
+            ) =>
+            {
+                vec![row]
+            }
+            None => Vec::new(),
+        };
+        let mut ids = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let category = transfer_rules::category_when_unmarked(row.state.category_id);
+            ids.push(write_transfer_state(&mut tx, user, row, None, false, category, now).await?);
+        }
+        ids.sort();
+        tx.commit().await?;
+        Ok(ids)
+    }
+
+    async fn bulk_in_tx(
+        &self,
+        user: UserId,
+        request: &BulkRequest,
+        now: Timestamp,
+    ) -> StoreResult<BulkOutcome> {
+        let mut tx = self.begin_write(user).await?;
+        if let Some(ids) = &request.ids {
+            check_bulk_ids(&mut tx, user, ids).await?;
+        }
+        let mut query = entries_query();
+        match &request.filter {
+            Some(filter) => push_filter(&mut query, user, filter),
+            None => {
+                query.push(" WHERE t.user_id = ").push_bind(user.to_string());
+            }
+        }
+        if let Some(ids) = &request.ids {
+            push_id_list(&mut query, "t.id", ids);
+        }
+        let cap = i64::try_from(bulk_rules::MAX_ROWS).unwrap_or(i64::MAX);
+        query.push(" LIMIT ").push_bind(cap + 1);
+        let mut rows = fetch_entries(&mut tx, query).await?;
+        if rows.len() > bulk_rules::MAX_ROWS {
+            let field = if request.filter.is_some() { "filter" } else { "ids" };
+            return Err(DomainError::field(
+                field,
+                format!(
+                    "matches more than {} rows; narrow the selection and call again",
+                    bulk_rules::MAX_ROWS
+                ),
+            )
+            .into());
+        }
+        rows.sort_by_cached_key(|r| (std::cmp::Reverse(r.state.date), r.id.to_string()));
+        let matched = rows.len() as u64;
+        if let Some(expected) = request.expected_count
+            && expected != matched
+        {
+            return Err(StoreError::ExpectedCountMismatch { expected, matched });
+        }
+        let target_account = match &request.action {
+            BulkAction::Set(set) => {
+                check_references(
+                    &mut tx,
+                    user,
+                    bulk_rules::named_category(set),
+                    set.changes.tag_ids.as_deref().unwrap_or_default(),
+                )
+                .await
+                .map_err(|err| match err {
+                    StoreError::Invalid(e) => StoreError::Invalid(bulk_rules::prefix_fields(e, "set.")),
+                    other => other,
+                })?;
+                match set.account_id {
+                    Some(id) => Some(open_account(&mut tx, user, id, "set.account_id").await?),
+                    None => None,
+                }
+            }
+            BulkAction::Delete => None,
+        };
+        let mut outcome = BulkOutcome {
+            matched,
+            ..BulkOutcome::default()
+        };
+        for row in &rows {
+            let id = row
+                .id
+                .stored()
+                .ok_or_else(|| StoreError::Corrupt("a projection among stored rows".into()))?;
+            match bulk_rules::plan_row(id, row.open_finance, &request.action) {
+                RowPlan::Skip(skipped) => outcome.skipped.push(skipped),
+                RowPlan::Update { change, skipped } => {
+                    let state = tx_rules::apply_changes(&row.state, &change.changes)
+                        .map_err(|e| bulk_rules::prefix_fields(e, "set."))?;
+                    update_row_state(&mut tx, user, id, &state, row.original_description.as_deref(), now)
+                        .await?;
+                    if let (Some(_), Some(account)) = (change.account_id, &target_account) {
+                        sqlx::query(
+                            "UPDATE transactions SET account_id = $3, currency = $4 \
+                             WHERE id = $1 AND user_id = $2",
+                        )
+                        .bind(id.to_string())
+                        .bind(user.to_string())
+                        .bind(account.id.to_string())
+                        .bind(account.state.currency.clone())
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                    outcome.updated += 1;
+                    outcome.skipped.extend(skipped);
+                }
+                RowPlan::Delete => {
+                    if let Some((handle, date)) = slot_of(&mut tx, user, row).await? {
+                        insert_tombstone(&mut tx, user, &handle, date, now).await?;
+                    }
+                    sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
+                        .bind(id.to_string())
+                        .bind(user.to_string())
+                        .execute(&mut *tx)
+                        .await?;
+                    outcome.receipts.extend(row.receipt_name.clone());
+                    outcome.updated += 1;
+                    outcome.deleted += 1;
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(outcome)
+    }
+}
