@@ -1866,7 +1866,7 @@ impl Store for SqlStore {
         let mut tx = self.begin_write(user).await?;
         let mut accounts: HashMap<AccountId, Account> = HashMap::new();
         for view in sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ACCOUNT_COLUMNS}, 0 AS balance_cents FROM accounts a WHERE a.user_id = $1"
+            "SELECT {ACCOUNT_COLUMNS}, CAST(0 AS BIGINT) AS balance_cents FROM accounts a WHERE a.user_id = $1"
         )))
         .bind(user.to_string())
         .fetch_all(&mut *tx)

@@ -186,8 +186,8 @@ fn parse_ids(texts: &[String]) -> ApiResult<Vec<TransactionId>> {
         }
     }
     errors.finish()?;
-    ids.sort();
-    ids.dedup();
+    // Kept in the client's order (repeats included), so errors name the
+    // positions the client sent.
     Ok(ids)
 }
 

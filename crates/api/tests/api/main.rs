@@ -5,6 +5,7 @@ mod support;
 
 mod accounts;
 mod auth;
+mod bulk;
 mod categories;
 mod listing;
 mod operations;

@@ -83,6 +83,8 @@ enum Database {
 pub struct TestApp {
     router: Router,
     pub store: Arc<dyn Store>,
+    /// The database URL, for tests that reach into the database itself.
+    pub url: String,
     /// A read,write key of the first user.
     pub key: String,
     pub user: UserId,
@@ -173,6 +175,7 @@ impl TestApp {
             }
         };
         let store = cofre_store::connect(&url).await.expect("open store");
+        let database_url = url.clone();
         let now: jiff::Timestamp = NOW.parse().expect("NOW");
         let zone = jiff::tz::TimeZone::get("America/Sao_Paulo").expect("zone");
         let state = AppState {
@@ -185,6 +188,7 @@ impl TestApp {
         let mut app = TestApp {
             router,
             store,
+            url: database_url,
             key: String::new(),
             user: UserId::new(),
             database,
