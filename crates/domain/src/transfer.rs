@@ -132,7 +132,7 @@ mod tests {
         TransferInput {
             from_account_id: Some(AccountId::new()),
             to_account_id: Some(AccountId::new()),
-            amount: Some(Money::from_cents(150_00)),
+            amount: Some(Money::from_cents(15_000)),
             description: Some(" Reserva ".into()),
             ..Default::default()
         }
@@ -146,7 +146,7 @@ mod tests {
         for leg in [&t.sent, &t.received] {
             assert!(leg.hide_from_results);
             assert_eq!(leg.category_id, Some(TRANSFER_CATEGORY));
-            assert_eq!(leg.amount, Money::from_cents(150_00));
+            assert_eq!(leg.amount, Money::from_cents(15_000));
             assert_eq!(leg.description, "Reserva");
             assert_eq!(leg.status, TxStatus::Posted);
         }
