@@ -5,6 +5,7 @@
 pub mod account;
 pub mod auth;
 pub mod bulk;
+pub mod card;
 pub mod category;
 pub mod duplicates;
 pub mod icons;
