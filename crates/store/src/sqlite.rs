@@ -30,3 +30,4 @@ impl SqlStore {
 }
 
 include!("sql_store.rs");
+include!("sql_import.rs");
