@@ -7,6 +7,7 @@ mod accounts;
 mod auth;
 mod categories;
 mod listing;
+mod open_finance;
 mod operations;
 mod profile;
 mod projections;
