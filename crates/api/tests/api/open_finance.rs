@@ -46,23 +46,26 @@ fn by_description<'a>(rows: &'a [Value], description: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no row {description:?} in {rows:?}"))
 }
 
-/// The exact amount as sent (JSON numbers read back as f64 would hide a
-/// rounding).
-async fn raw_amount(app: &TestApp, id: &Value) -> String {
-    let text = app
-        .get(&format!("/v1/transactions/{}", id.as_str().expect("id")))
-        .await
-        .text;
-    let start = text.find("\"amount\":").expect("amount") + "\"amount\":".len();
-    let end = start + text[start..].find(',').expect("end of amount");
+/// A number of a JSON body exactly as sent (read back as f64 it would
+/// hide a rounding).
+fn raw_number(text: &str, key: &str) -> String {
+    let label = format!("\"{key}\":");
+    let start = text
+        .find(&label)
+        .unwrap_or_else(|| panic!("{key} in {text}"))
+        + label.len();
+    let end = start + text[start..].find([',', '}']).expect("end of number");
     text[start..end].to_owned()
 }
 
+async fn raw_amount(app: &TestApp, id: &Value) -> String {
+    let path = format!("/v1/transactions/{}", id.as_str().expect("id"));
+    raw_number(&app.get(&path).await.text, "amount")
+}
+
 async fn balance_text(app: &TestApp, account: &str) -> String {
-    let text = app.get(&format!("/v1/accounts/{account}")).await.text;
-    let start = text.find("\"balance\":").expect("balance") + "\"balance\":".len();
-    let end = start + text[start..].find(',').expect("end of balance");
-    text[start..end].to_owned()
+    let path = format!("/v1/accounts/{account}");
+    raw_number(&app.get(&path).await.text, "balance")
 }
 
 async fn imports_a_bank_statement(backend: Backend) {
