@@ -99,7 +99,14 @@ pub enum RowProblem {
 /// Reads a statement file.
 pub fn parse(bytes: &[u8]) -> Result<Statement, OfxError> {
     let text = markup::decode(bytes);
-    let root = markup::parse(&text)?;
+    // A broken file that never names OFX is some other file altogether.
+    let root = markup::parse(&text).map_err(|err| {
+        let names_ofx = text
+            .as_bytes()
+            .windows(4)
+            .any(|w| w.eq_ignore_ascii_case(b"<OFX"));
+        if names_ofx { err } else { OfxError::NotOfx }
+    })?;
     let ofx = find(&root, "OFX").ok_or(OfxError::NotOfx)?;
     let mut found = Vec::new();
     statements(ofx, &mut found);

@@ -392,6 +392,10 @@ fn statement_level_problems() {
         OfxError::NotOfx
     );
     assert_eq!(
+        parse(b"<html><p>broken</div></html>").unwrap_err(),
+        OfxError::NotOfx
+    );
+    assert_eq!(
         parse(b"<OFX><SIGNONMSGSRSV1></SIGNONMSGSRSV1></OFX>").unwrap_err(),
         OfxError::NoStatement
     );
