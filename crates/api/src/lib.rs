@@ -8,6 +8,7 @@ pub mod auth;
 pub mod demo;
 pub mod error;
 pub mod extract;
+pub mod import;
 pub mod json;
 pub mod ledger;
 pub mod rate_limit;

@@ -2,8 +2,10 @@
 
 mod config;
 mod demo;
+mod import;
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -50,6 +52,15 @@ enum Command {
         /// Seed of the generator (same seed, same content; ids differ).
         #[arg(long)]
         seed: Option<u64>,
+    },
+    /// Import an OFX bank or credit-card statement into an account, as
+    /// open-finance rows; transactions already imported are skipped.
+    ImportOfx {
+        /// The account's id (UUID); the rows belong to its owner.
+        #[arg(long)]
+        account: String,
+        /// The statement file (OFX 1.x SGML or 2.x XML, at most 20 MB).
+        file: PathBuf,
     },
 }
 
@@ -119,6 +130,11 @@ async fn run(cli: Cli) -> Result<(), String> {
         } => {
             let store = open_store(&cli.common).await?;
             demo::run(store.as_ref(), &clock, &user, profile, seed).await
+        }
+        Command::ImportOfx { account, file } => {
+            let (account, bytes) = import::prepare(&account, &file)?;
+            let store = open_store(&cli.common).await?;
+            import::run(store.as_ref(), &clock, account, &file, &bytes).await
         }
         Command::Serve(args) => {
             let store = open_store(&cli.common).await?;

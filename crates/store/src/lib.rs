@@ -1,8 +1,9 @@
 //! The only place with SQL. [`Store`] has one method per unit of work, each
 //! run in its own database transaction; [`SqliteStore`] and
 //! [`PostgresStore`] implement it from one portable body of SQL
-//! (`sql_store.rs`), compiled once per backend so each is concrete and
-//! carries its own embedded migrations.
+//! (`sql_store.rs`, with statement imports in `sql_import.rs`), compiled
+//! once per backend so each is concrete and carries its own embedded
+//! migrations.
 
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -16,6 +17,7 @@ use cofre_domain::category::{Category, CategoryChanges};
 use cofre_domain::profile::{Profile, ProfileChanges};
 use cofre_domain::projection::{InstallmentPlan, RecurrenceRule};
 use cofre_domain::series::{Outcome, SeriesRef, SeriesState, SeriesWrite};
+use cofre_domain::statement::Statement;
 use cofre_domain::tag::{NewTag, Tag};
 use cofre_domain::transaction::{
     NewTransaction, Page, PageRequest, Transaction, TransactionChanges, TransactionFilter,
@@ -136,6 +138,16 @@ pub struct BulkOutcome {
     pub receipts: Vec<String>,
 }
 
+/// What an import of a bank statement did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Rows stored by this import.
+    pub added: usize,
+    /// Rows skipped: their bank id was already stored on the account, or
+    /// the statement listed it earlier.
+    pub already_present: usize,
+}
+
 /// What a write needs to know about "now".
 #[derive(Clone, Copy, Debug)]
 pub struct WriteContext {
@@ -228,6 +240,24 @@ pub trait Store: Send + Sync + 'static {
     /// Writes a batch in one transaction: all of it or nothing. Accounts,
     /// categories and tags it names must be the user's.
     async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()>;
+    /// The user an account belongs to, for operator commands that name only
+    /// the account. NotFound when there is no such account.
+    async fn account_owner(&self, account: AccountId) -> StoreResult<UserId>;
+    /// Imports a bank statement into one of `user`'s accounts, in one
+    /// transaction: each row whose bank id (`external_id`) the account does
+    /// not have yet becomes an open-finance row (source OPEN_FINANCE,
+    /// `created_by_user` false, POSTED up to `ctx.today`, PENDING after),
+    /// the others are skipped; the account is marked connected through
+    /// `statement.connector`. NotFound when the account is not the user's;
+    /// Invalid when it is archived or of another kind or currency (nothing
+    /// is stored then).
+    async fn import_statement(
+        &self,
+        user: UserId,
+        account: AccountId,
+        statement: &Statement,
+        ctx: WriteContext,
+    ) -> StoreResult<ImportSummary>;
     /// Loads a series, lets `op` decide, and applies its write: one
     /// transaction. NotFound when the user has no such series.
     async fn apply_series(

@@ -1911,6 +1911,20 @@ impl Store for SqlStore {
         Ok(())
     }
 
+    async fn account_owner(&self, account: AccountId) -> StoreResult<UserId> {
+        self.owner_of_account(account).await
+    }
+
+    async fn import_statement(
+        &self,
+        user: UserId,
+        account: AccountId,
+        statement: &cofre_domain::statement::Statement,
+        ctx: WriteContext,
+    ) -> StoreResult<crate::ImportSummary> {
+        self.import_statement_rows(user, account, statement, ctx).await
+    }
+
     async fn apply_series(
         &self,
         user: UserId,

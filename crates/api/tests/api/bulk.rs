@@ -10,7 +10,7 @@ use cofre_api::ApiConfig;
 use cofre_domain::auth::Scope;
 use cofre_domain::transaction::{SeriesLink, TransactionState, TxStatus, TxType};
 use cofre_domain::{AccountId, Money, TransactionId};
-use cofre_store::{ImportBatch, ImportRow};
+use cofre_store::{ImportBatch, ImportRow, WriteContext};
 
 use crate::on_both_backends;
 use crate::support::{Backend, TestApp};
@@ -478,6 +478,88 @@ async fn a_failure_part_way_changes_nothing(backend: Backend) {
     assert_eq!(response.ok(200)["deleted_count"], 4);
 }
 
+/// Rows from a bank connection (imported the way `cofre import-ofx` does)
+/// keep the bank's fields and are never deleted by a bulk call.
+async fn open_finance_rows_keep_the_banks_fields(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let bank = app.bank("Conta conectada").await;
+    let ctx = WriteContext {
+        now: crate::support::NOW.parse().unwrap(),
+        today: jiff::civil::date(2026, 11, 22),
+    };
+    let statement = include_bytes!("../fixtures/ofx/bank-checking-sgml.ofx");
+    let imported = cofre_api::import::import_ofx(
+        app.store.as_ref(),
+        AccountId::parse(&bank).unwrap(),
+        statement,
+        ctx,
+    )
+    .await
+    .unwrap();
+    let own = rows(&app, &bank, &[("Lançamento manual", 10.0, "2026-11-15")]).await;
+    let november = "from=2026-11-01&to=2026-11-30";
+    let before = app.all_pages(november, 100).await;
+    let banked: Vec<&Value> = before
+        .iter()
+        .filter(|r| r["open_finance"] == true)
+        .collect();
+    assert_eq!(banked.len(), imported.added);
+    let filter = json!({"from": "2026-11-01", "to": "2026-11-30"});
+
+    // Unlocked fields change; locked ones are reported per row.
+    let response = app
+        .post(
+            BULK,
+            json!({"filter": filter, "set": {"category_id": MERCADO, "amount": 1}}),
+        )
+        .await;
+    let body = response.ok(200).clone();
+    let total = before.len() as u64;
+    assert_eq!(body["matched_count"], total);
+    assert_eq!(body["updated_count"], total);
+    assert_eq!(body["skipped_open_finance"], banked.len() as u64);
+    for skipped in body["skipped"].as_array().unwrap() {
+        assert_eq!(skipped["reason"], "open_finance_locked");
+        assert_eq!(skipped["fields"], json!(["amount"]));
+    }
+    for original in &banked {
+        let now = row(&app, original["id"].as_str().unwrap()).await;
+        assert_eq!(now["category_id"], MERCADO);
+        assert_eq!(now["amount"], original["amount"], "the bank's amount stays");
+    }
+    let mine = row(&app, &own[0]).await;
+    assert_eq!(mine["amount"], 1.0);
+    assert_eq!(mine["category_id"], MERCADO);
+
+    // Only locked fields: bank rows are skipped whole.
+    let response = app
+        .post(
+            BULK,
+            json!({"filter": filter, "set": {"description": "Renomeado", "date": "2026-11-20"}}),
+        )
+        .await;
+    let body = response.ok(200).clone();
+    assert_eq!(body["updated_count"], 1);
+    assert_eq!(body["skipped"][0]["fields"], json!(["date", "description"]));
+    for original in &banked {
+        let now = row(&app, original["id"].as_str().unwrap()).await;
+        assert_eq!(now["description"], original["description"]);
+        assert_eq!(now["date"], original["date"]);
+    }
+
+    // Deletion: bank rows stay, listed with no fields.
+    let response = app
+        .post(BULK, json!({"filter": filter, "delete": true}))
+        .await;
+    let body = response.ok(200).clone();
+    assert_eq!(body["deleted_count"], 1);
+    assert_eq!(body["skipped_open_finance"], banked.len() as u64);
+    assert_eq!(body["skipped"][0]["fields"], json!([]));
+    let after = app.all_pages(november, 100).await;
+    assert_eq!(after.len(), banked.len());
+    assert!(after.iter().all(|r| r["open_finance"] == true));
+}
+
 async fn duplicates_groups_look_alike_rows(backend: Backend) {
     let app = TestApp::start(backend).await;
     let (a, b) = (app.bank("A").await, app.bank("B").await);
@@ -592,6 +674,7 @@ on_both_backends!(
     more_than_5000_rows_is_refused,
     bulk_has_its_own_hourly_limit,
     a_failure_part_way_changes_nothing,
+    open_finance_rows_keep_the_banks_fields,
     duplicates_groups_look_alike_rows,
     duplicates_validates_its_period,
 );

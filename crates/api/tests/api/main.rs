@@ -8,6 +8,7 @@ mod auth;
 mod bulk;
 mod categories;
 mod listing;
+mod open_finance;
 mod operations;
 mod profile;
 mod projections;
