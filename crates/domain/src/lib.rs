@@ -13,6 +13,7 @@ pub mod ids;
 pub mod money;
 pub mod profile;
 pub mod projection;
+pub mod receipt;
 pub mod series;
 pub mod tag;
 pub mod text;
