@@ -22,3 +22,4 @@ impl SqlStore {
 
 include!("sql_store.rs");
 include!("sql_operations.rs");
+include!("sql_receipts.rs");

@@ -31,3 +31,4 @@ impl SqlStore {
 
 include!("sql_store.rs");
 include!("sql_operations.rs");
+include!("sql_receipts.rs");
