@@ -11,6 +11,7 @@ mod listing;
 mod operations;
 mod profile;
 mod projections;
+mod receipts;
 mod tags;
 mod transactions;
 mod transfers;
