@@ -500,6 +500,23 @@ async fn deleting_rows_and_accounts_removes_their_files(backend: Backend) {
     assert_eq!(fetch(&app, &url_path(&other_url)).await.0, 200);
 }
 
+async fn bulk_deletes_remove_their_files(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let account = app.bank("Conta").await;
+    let gone = new_tx(&app, &account, "Feira").await;
+    let kept = new_tx(&app, &account, "Feira").await;
+    attach(&app, &gone, "receipt.jpg").await;
+    let kept_url = attach(&app, &kept, "receipt.png").await;
+    let response = app
+        .post(
+            "/v1/transactions/bulk",
+            json!({"ids": [gone], "delete": true, "expected_count": 1}),
+        )
+        .await;
+    assert_eq!(response.ok(200)["deleted_count"], 1);
+    assert_eq!(files(&app), [name_of(&kept_url)]);
+}
+
 async fn deleting_series_rows_removes_their_files(backend: Backend) {
     let app = TestApp::start(backend).await;
     let account = app.bank("Conta").await;
@@ -643,6 +660,7 @@ on_both_backends!(
     refuses_files_over_ten_megabytes,
     receipts_only_for_the_callers_stored_rows,
     deleting_rows_and_accounts_removes_their_files,
+    bulk_deletes_remove_their_files,
     deleting_series_rows_removes_their_files,
     only_stored_names_are_served,
     receipt_routes_are_documented,
