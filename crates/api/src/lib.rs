@@ -12,6 +12,7 @@ pub mod import;
 pub mod json;
 pub mod ledger;
 pub mod rate_limit;
+pub mod receipts;
 mod routes;
 
 use axum::Router;
@@ -20,6 +21,7 @@ use axum::http::HeaderName;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -47,6 +49,8 @@ pub struct ApiConfig {
     pub rate_limit_per_day: u32,
     /// Bulk calls per key per hour, on top of the other limits (0: off).
     pub bulk_limit_per_hour: u32,
+    /// Where receipt files live; see [`receipts::prepare_dir`].
+    pub receipts_dir: PathBuf,
 }
 
 impl Default for ApiConfig {
@@ -57,6 +61,7 @@ impl Default for ApiConfig {
             rate_limit_per_minute: 300,
             rate_limit_per_day: 50_000,
             bulk_limit_per_hour: 10,
+            receipts_dir: PathBuf::from("./receipts"),
         }
     }
 }

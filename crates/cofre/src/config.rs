@@ -3,6 +3,7 @@
 use clap::{Args, ValueEnum};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
+use std::path::PathBuf;
 
 use cofre_domain::time::Clock;
 
@@ -83,6 +84,9 @@ pub struct ServeArgs {
     /// turns it off).
     #[arg(long, env = "COFRE_BULK_LIMIT_PER_HOUR", default_value_t = 10)]
     pub bulk_limit_per_hour: u32,
+    /// Directory of receipt files (created if missing).
+    #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
+    pub receipts_dir: PathBuf,
 }
 
 impl ServeArgs {

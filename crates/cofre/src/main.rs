@@ -144,6 +144,12 @@ async fn run(cli: Cli) -> Result<(), String> {
             {
                 print_first_key(&args.public_url, user.id, &key);
             }
+            cofre_api::receipts::prepare_dir(&args.receipts_dir).map_err(|e| {
+                format!(
+                    "cannot use receipts directory {}: {e}",
+                    args.receipts_dir.display()
+                )
+            })?;
             let state = AppState {
                 store,
                 clock,
@@ -154,6 +160,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     rate_limit_per_minute: args.rate_limit_per_minute,
                     rate_limit_per_day: args.rate_limit_per_day,
                     bulk_limit_per_hour: args.bulk_limit_per_hour,
+                    receipts_dir: args.receipts_dir.clone(),
                 }),
             };
             serve(&args.bind, state).await

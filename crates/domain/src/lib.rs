@@ -14,6 +14,7 @@ pub mod money;
 pub mod ofx;
 pub mod profile;
 pub mod projection;
+pub mod receipt;
 pub mod series;
 pub mod statement;
 pub mod tag;

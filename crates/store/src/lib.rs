@@ -1,9 +1,9 @@
 //! The only place with SQL. [`Store`] has one method per unit of work, each
 //! run in its own database transaction; [`SqliteStore`] and
 //! [`PostgresStore`] implement it from one portable body of SQL
-//! (`sql_store.rs`, with statement imports in `sql_import.rs`), compiled
-//! once per backend so each is concrete and carries its own embedded
-//! migrations.
+//! (`sql_store.rs`, with `sql_operations.rs`, `sql_receipts.rs` and
+//! `sql_import.rs` beside it), compiled once per backend so each is
+//! concrete and carries its own embedded migrations.
 
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -91,6 +91,14 @@ pub struct Created<T> {
 /// store's transaction so that what it read is what it changes.
 pub type SeriesOp =
     Box<dyn FnOnce(&SeriesState) -> Result<(SeriesWrite, Outcome), DomainError> + Send>;
+
+/// A series operation's outcome, with the receipt file names of the rows
+/// it deleted so the caller can remove the files after the commit.
+#[derive(Clone, Debug)]
+pub struct SeriesApplied {
+    pub outcome: Outcome,
+    pub removed_receipts: Vec<String>,
+}
 
 /// Category and tags a change names, checked inside the unit of work.
 #[derive(Clone, Debug, Default)]
@@ -267,7 +275,7 @@ pub trait Store: Send + Sync + 'static {
         references: &References,
         op: SeriesOp,
         now: Timestamp,
-    ) -> StoreResult<Outcome>;
+    ) -> StoreResult<SeriesApplied>;
     async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction>;
     async fn update_transaction(
         &self,
@@ -323,6 +331,16 @@ pub trait Store: Send + Sync + 'static {
         request: &BulkRequest,
         now: Timestamp,
     ) -> StoreResult<BulkOutcome>;
+    /// Sets a stored row's receipt file name, or clears it with `None`, in
+    /// one write. Returns the name it replaced, whose file the caller
+    /// removes after this commits. NotFound when the user has no such row.
+    async fn set_receipt(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        name: Option<&str>,
+        now: Timestamp,
+    ) -> StoreResult<Option<String>>;
 }
 
 /// Opens the store a URL names: `sqlite://PATH` (created if missing) or

@@ -23,3 +23,4 @@ impl SqlStore {
 include!("sql_store.rs");
 include!("sql_operations.rs");
 include!("sql_import.rs");
+include!("sql_receipts.rs");

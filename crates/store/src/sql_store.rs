@@ -20,7 +20,7 @@ use cofre_domain::category::{self as category_rules, Category, CategoryChanges};
 use cofre_domain::profile::{self as profile_rules, Profile, ProfileChanges};
 use cofre_domain::projection::Handle;
 use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Schedule, Template};
-use cofre_domain::series::{Outcome, Series, SeriesRef, SeriesState, SeriesWrite};
+use cofre_domain::series::{Series, SeriesRef, SeriesState, SeriesWrite};
 use cofre_domain::tag::{NewTag, Tag};
 use cofre_domain::text::sort_key;
 use cofre_domain::time::{format_date, format_timestamp, parse_date};
@@ -36,8 +36,8 @@ use cofre_domain::{
 };
 
 use crate::{
-    AccountView, Created, ImportBatch, References, SeriesOp, Store, StoreError, StoreResult,
-    WriteContext,
+    AccountView, Created, ImportBatch, References, SeriesApplied, SeriesOp, Store, StoreError,
+    StoreResult, WriteContext,
 };
 
 type DbRow = <Db as sqlx::Database>::Row;
@@ -1114,14 +1114,15 @@ async fn update_row_state(
     replace_tags(conn, id, &state.tag_ids).await
 }
 
-/// Applies a series write inside the caller's transaction.
+/// Applies a series write inside the caller's transaction; returns the
+/// receipt file names of the rows it deleted.
 async fn apply_write(
     conn: &mut <Db as sqlx::Database>::Connection,
     user: UserId,
     account: &Account,
     write: &SeriesWrite,
     now: Timestamp,
-) -> StoreResult<()> {
+) -> StoreResult<Vec<String>> {
     if let Some(id) = write.delete_rule {
         sqlx::query("DELETE FROM recurrence_rules WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
@@ -1167,12 +1168,18 @@ async fn apply_write(
             .execute(&mut *conn)
             .await?;
     }
+    let mut receipts = Vec::new();
     for id in &write.delete {
-        sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
-            .bind(id.to_string())
-            .bind(user.to_string())
-            .execute(&mut *conn)
-            .await?;
+        let deleted = sqlx::query(
+            "DELETE FROM transactions WHERE id = $1 AND user_id = $2 RETURNING receipt_name",
+        )
+        .bind(id.to_string())
+        .bind(user.to_string())
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(row) = deleted {
+            receipts.extend(row.try_get::<Option<String>, _>("receipt_name")?);
+        }
     }
     if let Some(id) = write.delete_plan {
         sqlx::query("DELETE FROM installment_plans WHERE id = $1 AND user_id = $2")
@@ -1189,7 +1196,7 @@ async fn apply_write(
     for (handle, date) in &write.tombstones {
         insert_tombstone(conn, user, handle, *date, now).await?;
     }
-    Ok(())
+    Ok(receipts)
 }
 
 /// Hides the projected entry `handle` (dated `date`) from every view.
@@ -1932,7 +1939,7 @@ impl Store for SqlStore {
         references: &References,
         op: SeriesOp,
         now: Timestamp,
-    ) -> StoreResult<Outcome> {
+    ) -> StoreResult<SeriesApplied> {
         let mut tx = self.begin_write(user).await?;
         let state = load_series(&mut tx, user, series).await?;
         check_references(&mut tx, user, references.category, &references.tags).await?;
@@ -1945,9 +1952,12 @@ impl Store for SqlStore {
             .await?
             .ok_or(StoreError::NotFound)?
             .account;
-        apply_write(&mut tx, user, &account, &write, now).await?;
+        let removed_receipts = apply_write(&mut tx, user, &account, &write, now).await?;
         tx.commit().await?;
-        Ok(outcome)
+        Ok(SeriesApplied {
+            outcome,
+            removed_receipts,
+        })
     }
 
     async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction> {
@@ -2091,6 +2101,16 @@ impl Store for SqlStore {
         now: Timestamp,
     ) -> StoreResult<BulkOutcome> {
         self.bulk_in_tx(user, request, now).await
+    }
+
+    async fn set_receipt(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        name: Option<&str>,
+        now: Timestamp,
+    ) -> StoreResult<Option<String>> {
+        self.write_receipt(user, id, name, now).await
     }
 }
 

@@ -310,7 +310,7 @@ async fn update_account(
     Ok(AppJson(view.into()))
 }
 
-/// Deletes the account and all its transactions.
+/// Deletes the account with all its transactions and their receipt files.
 #[utoipa::path(delete, path = "/v1/accounts/{id}", tag = "accounts",
     params(("id" = String, Path, format = Uuid)),
     responses((status = 204, description = "Deleted"),
@@ -324,7 +324,7 @@ async fn delete_account(
     AppPath(id): AppPath<String>,
 ) -> ApiResult<StatusCode> {
     let id = path_id(&id, AccountId::parse)?;
-    // Receipt files (returned here) are removed once uploads exist.
-    state.store.delete_account(auth.user(), id).await?;
+    let receipts = state.store.delete_account(auth.user(), id).await?;
+    crate::receipts::remove_files(&state.config.receipts_dir, &receipts).await;
     Ok(StatusCode::NO_CONTENT)
 }

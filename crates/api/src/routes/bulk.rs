@@ -235,7 +235,8 @@ impl BulkBody {
 /// `expected_count`, a selection of another size changes nothing (409).
 /// Rows from a bank connection keep `date`, `amount`, `type`, `description`
 /// and `account_id` and are never deleted here: they are listed in
-/// `skipped`. Deleted rows of a series do not come back as projections.
+/// `skipped`. Deleted rows of a series do not come back as projections;
+/// deleted rows' receipt files are removed.
 /// Limited to 10 calls per hour per key (`COFRE_BULK_LIMIT_PER_HOUR`).
 #[utoipa::path(post, path = "/v1/transactions/bulk", tag = "transactions", request_body = BulkBody,
     responses((status = 200, body = BulkResult),
@@ -254,6 +255,7 @@ async fn bulk(
         .store
         .bulk(auth.user(), &request, state.clock.now())
         .await?;
+    crate::receipts::remove_files(&state.config.receipts_dir, &outcome.receipts).await;
     let skipped_open_finance = outcome
         .skipped
         .iter()

@@ -5,6 +5,7 @@ mod bulk;
 mod categories;
 mod me;
 mod operations;
+mod receipts;
 mod tags;
 mod transactions;
 mod transfers;
@@ -16,8 +17,6 @@ use utoipa_axum::router::OpenApiRouter;
 use crate::AppState;
 use crate::error::Problem;
 
-pub use operations::router as operations;
-
 pub fn v1() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(me::router())
@@ -27,6 +26,12 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .merge(transactions::router())
         .merge(bulk::router())
         .merge(transfers::router())
+        .merge(receipts::router())
+}
+
+/// The public routes: operations and receipt files.
+pub fn operations() -> OpenApiRouter<AppState> {
+    operations::router().merge(receipts::public())
 }
 
 /// Errors every authenticated route can answer.

@@ -32,6 +32,7 @@ use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{AppJson, AppPath, AppQuery, uuid_field, uuid_patch};
 use crate::json::{JsonMoney, patch};
 use crate::ledger;
+use crate::receipts;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -160,9 +161,7 @@ impl TransactionBody {
             holder: t.holder,
             holder_is_me: t.holder_is_me,
             original_description: t.original_description,
-            receipt_url: t
-                .receipt_name
-                .map(|name| format!("{}/receipts/{name}", public_url.trim_end_matches('/'))),
+            receipt_url: t.receipt_name.map(|name| receipts::url(public_url, &name)),
             open_finance: t.open_finance,
         }
     }
@@ -766,7 +765,8 @@ async fn series_exists(
 }
 
 /// Runs a series operation; a series that is gone means the projection
-/// addressed through it does not exist.
+/// addressed through it does not exist. Receipt files of rows it deleted
+/// are removed once it has committed.
 async fn run_series(
     state: &AppState,
     user: cofre_domain::UserId,
@@ -775,14 +775,16 @@ async fn run_series(
     op: SeriesOp,
     missing: ApiError,
 ) -> ApiResult<Outcome> {
-    match state
+    let applied = match state
         .store
         .apply_series(user, series, references, op, state.clock.now())
         .await
     {
-        Err(StoreError::NotFound) => Err(missing),
-        other => Ok(other?),
-    }
+        Err(StoreError::NotFound) => return Err(missing),
+        other => other?,
+    };
+    receipts::remove_files(&state.config.receipts_dir, &applied.removed_receipts).await;
+    Ok(applied.outcome)
 }
 
 /// Adds the subcategories of the filter's categories when asked to.
@@ -1043,7 +1045,8 @@ async fn delete_transaction(
                     (series, Target::Stored(row_id), ApiError::NotFound)
                 }
                 _ => {
-                    state.store.delete_transaction(user, row_id).await?;
+                    let receipt = state.store.delete_transaction(user, row_id).await?;
+                    receipts::remove_files(&state.config.receipts_dir, receipt.as_slice()).await;
                     return Ok(AppJson(DeleteResult {
                         deleted_transaction_id: id.clone(),
                         affected_ids: vec![id],

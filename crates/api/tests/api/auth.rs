@@ -44,6 +44,16 @@ fn routes() -> Vec<(Method, String, Scope)> {
             format!("/v1/transactions/{id}"),
             Scope::Write,
         ),
+        (
+            Method::PUT,
+            format!("/v1/transactions/{id}/receipt"),
+            Scope::Write,
+        ),
+        (
+            Method::DELETE,
+            format!("/v1/transactions/{id}/receipt"),
+            Scope::Write,
+        ),
     ]
 }
 

@@ -12,6 +12,7 @@ mod open_finance;
 mod operations;
 mod profile;
 mod projections;
+mod receipts;
 mod tags;
 mod transactions;
 mod transfers;

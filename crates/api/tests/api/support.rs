@@ -89,6 +89,8 @@ pub struct TestApp {
     pub key: String,
     pub user: UserId,
     database: Database,
+    /// This app's own receipts directory, removed with it.
+    receipts: tempfile::TempDir,
 }
 
 pub struct Response {
@@ -154,7 +156,9 @@ impl TestApp {
         Self::start_with(backend, ApiConfig::default()).await
     }
 
-    pub async fn start_with(backend: Backend, config: ApiConfig) -> TestApp {
+    pub async fn start_with(backend: Backend, mut config: ApiConfig) -> TestApp {
+        let receipts = tempfile::tempdir().expect("receipts dir");
+        config.receipts_dir = receipts.path().to_path_buf();
         let (url, database) = match backend {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
@@ -192,6 +196,7 @@ impl TestApp {
             key: String::new(),
             user: UserId::new(),
             database,
+            receipts,
         };
         let (user, key) = app.new_user().await;
         app.user = user;
@@ -338,6 +343,29 @@ impl TestApp {
     pub async fn tx(&self, body: Value) -> Value {
         let response = self.post("/v1/transactions", body).await;
         response.ok(201)["transaction"].clone()
+    }
+}
+
+impl TestApp {
+    /// Where this app keeps receipt files.
+    pub fn receipts_dir(&self) -> &std::path::Path {
+        self.receipts.path()
+    }
+
+    /// Status, headers and raw bytes of a response (files are not JSON).
+    pub async fn send_bytes(&self, request: Request<Body>) -> (u16, HeaderMap, Vec<u8>) {
+        let response = self
+            .router
+            .clone()
+            .oneshot(request)
+            .await
+            .expect("infallible");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        (status, headers, bytes.to_vec())
     }
 }
 

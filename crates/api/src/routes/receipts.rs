@@ -1,0 +1,145 @@
+//! Receipts of stored rows: `PUT` and `DELETE /v1/transactions/{id}/receipt`,
+//! and the public, unguessable file URLs `GET /receipts/{name}`.
+
+use axum::extract::multipart::{Multipart, MultipartRejection};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use cofre_domain::TransactionId;
+use cofre_domain::projection::HANDLE_PREFIX;
+
+use super::CommonErrors;
+use crate::AppState;
+use crate::auth::{Auth, Write};
+use crate::error::{ApiError, ApiResult, Problem};
+use crate::extract::{AppJson, AppPath, path_id};
+use crate::receipts;
+
+/// Upload and removal, under `/v1`. Uploads get their own body limit.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(put_receipt, delete_receipt))
+        .layer(DefaultBodyLimit::max(receipts::BODY_LIMIT))
+}
+
+/// The public file route, outside `/v1`.
+pub fn public() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_receipt))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ReceiptResult {
+    pub transaction_id: String,
+    /// Public URL of the file (no key needed); null once removed.
+    pub receipt_url: Option<String>,
+}
+
+/// The upload form.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct ReceiptForm {
+    /// JPEG, PNG, PDF, HEIC or WebP, at most 10 MB (10,485,760 bytes). The
+    /// type is read from the file's content, not its name.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
+/// The stored row a receipt path names.
+fn row_id(text: &str) -> ApiResult<TransactionId> {
+    if text.starts_with(HANDLE_PREFIX) {
+        return Err(ApiError::field(
+            "id",
+            "is a projected entry, which cannot hold a receipt: store the entry first \
+             (PATCH it with scope=this), then attach the receipt to the stored row",
+        ));
+    }
+    path_id(text, TransactionId::parse)
+}
+
+/// Attaches a receipt file to a stored row, replacing an earlier one (whose
+/// file is deleted). Multipart form with the file in the field `file`; the
+/// type is decided by the file's bytes: JPEG, PNG, PDF, HEIC or WebP, at
+/// most 10 MB. The answer carries the public URL of the file.
+#[utoipa::path(put, path = "/v1/transactions/{id}/receipt", tag = "transactions",
+    params(("id" = String, Path, format = Uuid, description = "A stored row's UUID")),
+    request_body(content = inline(ReceiptForm), content_type = "multipart/form-data"),
+    responses((status = 200, body = ReceiptResult),
+        (status = 400, description = "`validation_error`: a malformed id, a projected entry, or a missing, empty, over-size or not accepted `file`", body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such stored row", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "`unsupported_media_type`: the body is not multipart/form-data", body = Problem, content_type = "application/problem+json"),
+        CommonErrors))]
+async fn put_receipt(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    AppPath(id): AppPath<String>,
+    headers: HeaderMap,
+    form: Result<Multipart, MultipartRejection>,
+) -> ApiResult<AppJson<ReceiptResult>> {
+    let id = row_id(&id)?;
+    receipts::check_upload_headers(&headers)?;
+    let user = auth.user();
+    // Unknown rows are refused before any of the body is read.
+    state.store.get_transaction(user, id).await?;
+    let mut form = form.map_err(receipts::form_rejection)?;
+    let dir = state.config.receipts_dir.as_path();
+    let stored = receipts::receive(&mut form, dir).await?.store(dir).await?;
+    // Should this fail, dropping `stored` removes the new file.
+    let previous = state
+        .store
+        .set_receipt(user, id, Some(stored.name()), state.clock.now())
+        .await?;
+    let name = stored.keep();
+    receipts::remove_files(dir, previous.as_slice()).await;
+    Ok(AppJson(ReceiptResult {
+        transaction_id: id.to_string(),
+        receipt_url: Some(receipts::url(&state.config.public_url, &name)),
+    }))
+}
+
+/// Removes a stored row's receipt and deletes its file. A row without a
+/// receipt answers the same (the request is idempotent).
+#[utoipa::path(delete, path = "/v1/transactions/{id}/receipt", tag = "transactions",
+    params(("id" = String, Path, format = Uuid, description = "A stored row's UUID")),
+    responses((status = 200, body = ReceiptResult),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such stored row", body = Problem, content_type = "application/problem+json"),
+        CommonErrors))]
+async fn delete_receipt(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    AppPath(id): AppPath<String>,
+) -> ApiResult<AppJson<ReceiptResult>> {
+    let id = row_id(&id)?;
+    let previous = state
+        .store
+        .set_receipt(auth.user(), id, None, state.clock.now())
+        .await?;
+    receipts::remove_files(&state.config.receipts_dir, previous.as_slice()).await;
+    Ok(AppJson(ReceiptResult {
+        transaction_id: id.to_string(),
+        receipt_url: None,
+    }))
+}
+
+/// A receipt file, at the `receipt_url` of its row. No key: the name
+/// (128 random bits) is the secret. Served with the type sniffed at upload
+/// and `X-Content-Type-Options: nosniff`.
+#[utoipa::path(get, path = "/receipts/{name}", tag = "operations", security(()),
+    params(("name" = String, Path, description = "32 hex digits, a dot and jpg, png, pdf, heic or webp")),
+    responses((status = 200, description = "The file", content(
+            ("image/jpeg"), ("image/png"), ("application/pdf"), ("image/heic"), ("image/webp"))),
+        (status = 404, description = "No such receipt", body = Problem, content_type = "application/problem+json")))]
+async fn get_receipt(
+    State(state): State<AppState>,
+    AppPath(name): AppPath<String>,
+    request: Request,
+) -> Response {
+    receipts::serve(&state.config.receipts_dir, &name, request).await
+}
