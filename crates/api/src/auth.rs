@@ -63,6 +63,16 @@ fn rate_headers(headers: &mut HeaderMap, decision: &Decision) {
     headers.insert("ratelimit-reset", HeaderValue::from(decision.reset));
 }
 
+/// The 429 of a refused request, with the window's headers.
+fn refused(decision: &Decision) -> Response {
+    let mut response = ApiError::RateLimited {
+        retry_after: decision.retry_after,
+    }
+    .into_response();
+    rate_headers(response.headers_mut(), decision);
+    response
+}
+
 /// Middleware for every `/v1` route.
 pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let principal = match authenticate(&state, req.headers()).await {
@@ -75,12 +85,7 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
     if let Some(d) = &decision
         && !d.allowed
     {
-        let mut response = ApiError::RateLimited {
-            retry_after: d.retry_after,
-        }
-        .into_response();
-        rate_headers(response.headers_mut(), d);
-        return response;
+        return refused(d);
     }
     req.extensions_mut().insert(principal);
     let mut response = next.run(req).await;
@@ -129,12 +134,7 @@ impl FromRequestParts<AppState> for BulkQuota {
         if let Some(d) = &decision
             && !d.allowed
         {
-            let mut response = ApiError::RateLimited {
-                retry_after: d.retry_after,
-            }
-            .into_response();
-            rate_headers(response.headers_mut(), d);
-            return Err(response);
+            return Err(refused(d));
         }
         Ok(BulkQuota(decision))
     }

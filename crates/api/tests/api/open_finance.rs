@@ -257,13 +257,7 @@ async fn refused_imports_store_nothing(backend: Backend) {
         "{err}"
     );
 
-    let archived = app.bank("Antiga").await;
-    app.patch(
-        &format!("/v1/accounts/{archived}"),
-        json!({"archived": true}),
-    )
-    .await
-    .ok(200);
+    let archived = app.archived_bank("Antiga").await;
     let err = import_ofx(app.store.as_ref(), account_id(&archived), BANK_SGML, ctx())
         .await
         .expect_err("archived account");

@@ -339,6 +339,18 @@ impl TestApp {
             .await
     }
 
+    /// Creates a bank account and archives it; returns its id.
+    pub async fn archived_bank(&self, title: &str) -> String {
+        let id = self.bank(title).await;
+        self.patch(
+            &format!("/v1/accounts/{id}"),
+            serde_json::json!({"archived": true}),
+        )
+        .await
+        .ok(200);
+        id
+    }
+
     /// Creates a transaction (201) and returns it.
     pub async fn tx(&self, body: Value) -> Value {
         let response = self.post("/v1/transactions", body).await;

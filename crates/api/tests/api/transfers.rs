@@ -97,13 +97,7 @@ async fn a_future_transfer_is_pending(backend: Backend) {
 async fn transfer_validation_stores_nothing(backend: Backend) {
     let app = TestApp::start(backend).await;
     let (a, b) = (app.bank("A").await, app.bank("B").await);
-    let archived = app.bank("Antiga").await;
-    app.patch(
-        &format!("/v1/accounts/{archived}"),
-        json!({"archived": true}),
-    )
-    .await
-    .ok(200);
+    let archived = app.archived_bank("Antiga").await;
     let dollars = app
         .account(json!({"type": "BANK", "title": "USD", "currency_code": "USD"}))
         .await;
