@@ -551,6 +551,7 @@ impl Builder<'_> {
             account_id,
             state,
             link,
+            payment: None,
         });
     }
 

@@ -6,8 +6,8 @@
 use jiff::ToSpan;
 use jiff::civil::Date;
 
-use crate::Money;
 use crate::account::CreditSettings;
+use crate::{AccountId, Money};
 
 /// The year and month of a bill's due date.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -59,6 +59,30 @@ impl BillMonth {
         let day = i8::try_from(day).unwrap_or(i8::MAX).clamp(1, last);
         Date::new(self.year, self.month, day).unwrap_or(first)
     }
+}
+
+impl BillMonth {
+    /// `YYYY-MM`, as stored on payment rows.
+    pub fn key(self) -> String {
+        format!("{:04}-{:02}", self.year, self.month)
+    }
+
+    pub fn parse_key(text: &str) -> Option<Self> {
+        let (year, month) = text.split_once('-')?;
+        let (year, month): (i16, i8) = (year.parse().ok()?, month.parse().ok()?);
+        (text.len() == 7 && (1..=12).contains(&month)).then_some(BillMonth { year, month })
+    }
+}
+
+/// What makes a stored row one leg of a bill payment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PaymentLeg {
+    pub card_id: AccountId,
+    pub month: BillMonth,
+    pub group: uuid::Uuid,
+    /// The bank-side leg (it carries `bill_to_account_id` = the card); the
+    /// other is the hidden CREDIT on the card.
+    pub bank_side: bool,
 }
 
 /// One billing cycle: purchases dated `start..=close` make the bill due on

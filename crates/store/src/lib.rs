@@ -121,6 +121,8 @@ pub struct ImportRow {
     pub account_id: AccountId,
     pub state: cofre_domain::transaction::TransactionState,
     pub link: cofre_domain::transaction::SeriesLink,
+    /// Set on the two legs of a card bill payment.
+    pub payment: Option<cofre_domain::card::PaymentLeg>,
 }
 
 /// A bulk call, validated: which rows, and what to do with them.

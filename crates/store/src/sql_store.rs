@@ -676,6 +676,25 @@ async fn insert_transaction(
     replace_tags(conn, row.id, &state.tag_ids).await
 }
 
+/// Ties a stored row to the bill payment it is a leg of.
+async fn mark_payment_leg(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    id: TransactionId,
+    leg: &cofre_domain::card::PaymentLeg,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE transactions SET transfer_group_id = $2, bill_month = $3, \
+         bill_to_account_id = $4 WHERE id = $1",
+    )
+    .bind(id.to_string())
+    .bind(leg.group.to_string())
+    .bind(leg.month.key())
+    .bind(leg.bank_side.then(|| leg.card_id.to_string()))
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
 async fn write_account_state(
     conn: &mut <Db as sqlx::Database>::Connection,
     id: AccountId,
@@ -1913,6 +1932,9 @@ impl Store for SqlStore {
                 },
             )
             .await?;
+            if let Some(leg) = &row.payment {
+                mark_payment_leg(&mut tx, row.id, leg).await?;
+            }
         }
         tx.commit().await?;
         Ok(())

@@ -365,6 +365,7 @@ async fn more_than_5000_rows_is_refused(backend: Backend) {
                 account_id: account,
                 state: state.clone(),
                 link: SeriesLink::None,
+                payment: None,
             })
             .collect(),
         ..ImportBatch::default()
