@@ -12,9 +12,12 @@ use cofre_store::Store;
 /// How much data to generate.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum DemoProfile {
-    /// 2 accounts, about 300 rows over a year, 5 rules, 4 installment plans.
+    /// Checking and a credit card, about 300 rows over a year, 5 rules, 4
+    /// installment plans, the card's past bills paid.
     Small,
-    /// 4 accounts, 50,000 rows over 10 years, 40 rules, 60 installment plans.
+    /// 3 bank accounts and 3 credit cards, 50,000 rows over 10 years (5
+    /// years of card purchases, their bills paid), 40 rules, 60
+    /// installment plans on the cards.
     Heavy,
 }
 
@@ -64,13 +67,15 @@ pub async fn run(
         _ => "no dates".to_owned(),
     };
     println!(
-        "demo-data ({}) for user {user}: {} accounts, {} tags, {} rows ({} of rules and installments, {span}), \
-         {} recurrence rules, {} installment plans in {:.1}s",
+        "demo-data ({}) for user {user}: {} accounts ({} cards), {} tags, {} rows ({} of rules and installments, \
+         {} bill payments, {span}), {} recurrence rules, {} installment plans in {:.1}s",
         profile.name(),
         summary.accounts,
+        summary.cards,
         summary.tags,
         summary.rows,
         summary.linked_rows,
+        summary.bill_payments,
         summary.rules,
         summary.plans,
         started.elapsed().as_secs_f64(),

@@ -41,8 +41,9 @@ enum Command {
     Keys(KeysCommand),
     /// Print the OpenAPI document.
     Openapi,
-    /// Fill an existing user with realistic demo data (accounts, tags,
-    /// years of transactions, recurrence rules, installment purchases).
+    /// Fill an existing user with realistic demo data (accounts, credit
+    /// cards, tags, years of transactions, recurrence rules, installment
+    /// purchases, paid card bills).
     DemoData {
         /// The user's id (UUID).
         #[arg(long)]
