@@ -1,0 +1,256 @@
+//! The card side of the API for the demo "heavy" user (3 cards with five
+//! years of purchases and paid bills, 60 installment plans, 40 rules) with
+//! 10k, 50k and 100k stored rows over ten years, on SQLite in a temporary
+//! directory, each request through the whole router (auth, rate-limit
+//! bookkeeping, query parsing, JSON) without a socket:
+//!
+//! - `overview/N`: `GET /v1/overview`;
+//! - `cashflow/N`: `GET /v1/transactions?view=cashflow`, one page of 50 over
+//!   a 366-day window ending today (card bills stand in for card rows);
+//! - `bills/N`: `GET /v1/cards/{id}/bills` for twelve calendar months (the
+//!   month ten months back through next month) on the busiest card.
+//!
+//! `cargo bench -p cofre-api --bench cards` (add `-- overview` for one
+//! group; `taskset -c 0 cargo bench ...` pins it to one core). A request
+//! the server does not answer with 200 (an endpoint not built yet) is
+//! reported and left out instead of measured.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::{Span, Timestamp};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
+use cofre_api::rate_limit::MemoryLimiter;
+use cofre_api::{ApiConfig, AppState, admin};
+use cofre_domain::account::AccountType;
+use cofre_domain::auth::Scope;
+use cofre_domain::time::{Clock, format_date};
+use cofre_store::{SqliteStore, Store};
+
+const SIZES: [usize; 3] = [10_000, 50_000, 100_000];
+
+/// The requests measured, by group name.
+#[derive(Clone, Copy)]
+enum Call {
+    Overview,
+    Cashflow,
+    Bills,
+}
+
+const CALLS: [(Call, &str); 3] = [
+    (Call::Overview, "overview"),
+    (Call::Cashflow, "cashflow"),
+    (Call::Bills, "bills"),
+];
+
+struct Dataset {
+    rows: usize,
+    app: axum::Router,
+    auth: String,
+    overview: String,
+    cashflow: String,
+    bills: String,
+}
+
+impl Dataset {
+    fn uri(&self, call: Call) -> &str {
+        match call {
+            Call::Overview => &self.overview,
+            Call::Cashflow => &self.cashflow,
+            Call::Bills => &self.bills,
+        }
+    }
+}
+
+fn days_before(date: Date, days: i64) -> Date {
+    date.checked_sub(Span::new().days(days))
+        .expect("a date before today")
+}
+
+/// Twelve calendar months of due dates: the month ten months back through
+/// next month, so the open bill and a year of paid ones are in it.
+fn bill_window(today: Date) -> (Date, Date) {
+    let month = today.first_of_month();
+    let from = month
+        .checked_sub(Span::new().months(10))
+        .expect("ten months back");
+    let to = month
+        .checked_add(Span::new().months(1))
+        .expect("next month")
+        .last_of_month();
+    (from, to)
+}
+
+async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
+    let (now, today) = (clock.now(), clock.today());
+    let url = format!(
+        "sqlite://{}",
+        dir.join(format!("cards-{rows}.db")).display()
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::connect(&url).await.expect("open SQLite"));
+    let user = store
+        .create_user(Some("Bench"), now)
+        .await
+        .expect("create user")
+        .id;
+    let spec = Spec {
+        rows,
+        ..Profile::Heavy.spec()
+    };
+    let started = Instant::now();
+    let summary = demo::fill(store.as_ref(), user, &spec, DEFAULT_SEED, now, today)
+        .await
+        .expect("demo data");
+    eprintln!(
+        "dataset: {} stored rows, {} cards, {} bill payments, {} rules, {} plans written in {:.1}s",
+        summary.rows,
+        summary.cards,
+        summary.bill_payments,
+        summary.rules,
+        summary.plans,
+        started.elapsed().as_secs_f64()
+    );
+    // The busiest card: the first one the demo creates.
+    let card = store
+        .list_accounts(user)
+        .await
+        .expect("accounts")
+        .into_iter()
+        .find(|view| view.account.state.account_type == AccountType::Credit)
+        .expect("a card")
+        .account
+        .id;
+    let key = admin::issue_key(store.as_ref(), user, vec![Scope::Read], None, now)
+        .await
+        .expect("api key");
+    let state = AppState {
+        store,
+        clock: clock.clone(),
+        limiter: Arc::new(MemoryLimiter::new()),
+        config: Arc::new(ApiConfig {
+            rate_limit_per_minute: 0,
+            rate_limit_per_day: 0,
+            ..ApiConfig::default()
+        }),
+    };
+    // 366 days counting both ends, the widest window the API allows.
+    let from = days_before(today, 365);
+    let (bills_from, bills_to) = bill_window(today);
+    Dataset {
+        rows,
+        app: cofre_api::router(state),
+        auth: format!("Bearer {}", key.token),
+        overview: "/v1/overview".to_owned(),
+        cashflow: format!(
+            "/v1/transactions?view=cashflow&from={}&to={}&limit=50",
+            format_date(from),
+            format_date(today)
+        ),
+        bills: format!(
+            "/v1/cards/{card}/bills?from={}&to={}",
+            format_date(bills_from),
+            format_date(bills_to)
+        ),
+    }
+}
+
+/// One request through the router: its status and body.
+async fn call(data: &Dataset, call: Call) -> (StatusCode, axum::body::Bytes) {
+    let request = Request::get(data.uri(call))
+        .header("authorization", &data.auth)
+        .body(Body::empty())
+        .expect("request");
+    let response = data.app.clone().oneshot(request).await.expect("response");
+    let status = response.status();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("body");
+    (status, body)
+}
+
+/// What one answer holds, for the log: entries of a page, bills of a card,
+/// or the overview's top-level fields.
+fn describe(body: &[u8]) -> String {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return "not JSON".to_owned();
+    };
+    let count = |key: &str| value.get(key).and_then(|v| v.as_array()).map(Vec::len);
+    match (count("data"), count("bills")) {
+        (Some(entries), _) => {
+            let bills = value["data"].as_array().map_or(0, |d| {
+                d.iter()
+                    .filter(|e| e["projection"]["kind"] == "bill")
+                    .count()
+            });
+            format!("{entries} entries ({bills} bills)")
+        }
+        (None, Some(bills)) => format!("{bills} bills"),
+        (None, None) => value
+            .as_object()
+            .map(|o| format!("fields {:?}", o.keys().collect::<Vec<_>>()))
+            .unwrap_or_default(),
+    }
+}
+
+fn cards(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let zone = TimeZone::get("America/Sao_Paulo").expect("time zone");
+    // The pinned instant keeps every dataset and request on the same "today".
+    let clock = Clock::new(Some(Timestamp::now()), zone);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let datasets: Vec<Dataset> = SIZES
+        .iter()
+        .map(|&rows| rt.block_on(dataset(dir.path(), rows, &clock)))
+        .collect();
+
+    for (which, name) in CALLS {
+        // Measured only where every dataset answers 200.
+        let mut ready = true;
+        for data in &datasets {
+            let started = Instant::now();
+            let (status, body) = rt.block_on(call(data, which));
+            let first = started.elapsed();
+            eprintln!(
+                "{name} {} rows: {status}, {} bytes, {}; first call {:.2} ms ({})",
+                data.rows,
+                body.len(),
+                describe(&body),
+                first.as_secs_f64() * 1e3,
+                data.uri(which),
+            );
+            ready &= status == StatusCode::OK;
+        }
+        if !ready {
+            eprintln!("{name}: not measured, the endpoint does not answer 200 here");
+            continue;
+        }
+        let mut group = c.benchmark_group(name);
+        group
+            .sample_size(30)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3));
+        for data in &datasets {
+            group.bench_with_input(BenchmarkId::from_parameter(data.rows), data, |b, data| {
+                b.to_async(&rt).iter(|| async {
+                    let (status, body) = call(data, which).await;
+                    assert_eq!(status, StatusCode::OK);
+                    body.len()
+                });
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, cards);
+criterion_main!(benches);
