@@ -177,6 +177,7 @@ fn merged_view(c: &mut Criterion) {
                 data.user,
                 &data.filter,
                 &data.request,
+                data.filter.to,
             ))
             .expect("page");
         let projected = page
@@ -201,10 +202,15 @@ fn merged_view(c: &mut Criterion) {
     for data in &datasets {
         group.bench_with_input(BenchmarkId::from_parameter(data.rows), data, |b, data| {
             b.to_async(&rt).iter(|| async {
-                let page =
-                    ledger::page(data.store.as_ref(), data.user, &data.filter, &data.request)
-                        .await
-                        .expect("page");
+                let page = ledger::page(
+                    data.store.as_ref(),
+                    data.user,
+                    &data.filter,
+                    &data.request,
+                    data.filter.to,
+                )
+                .await
+                .expect("page");
                 black_box(page.items.len())
             });
         });

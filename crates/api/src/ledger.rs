@@ -3,19 +3,25 @@
 //! merged into one page; and projected entries resolved by handle.
 
 use jiff::Span;
+use jiff::civil::Date;
 
 use cofre_domain::UserId;
 use cofre_domain::projection::Handle;
 use cofre_domain::transaction::{Page, PageRequest, Transaction, TransactionFilter};
-use cofre_domain::view::{merge, projected_page};
+use cofre_domain::view::{bills_page, merge, projected_page};
 use cofre_store::{Store, StoreError, StoreResult};
 
-/// One page of the merged view.
+use crate::cards;
+
+/// One page of the merged view. In the cashflow view, card bills with
+/// something left to pay stand in for the cards' rows; `today` decides
+/// what a bill still owes.
 pub async fn page(
     store: &dyn Store,
     user: UserId,
     filter: &TransactionFilter,
     request: &PageRequest,
+    today: Date,
 ) -> StoreResult<Page<Transaction>> {
     let stored = store.list_transactions(user, filter, request).await?;
     // Projections after the cursor lie on or before its day.
@@ -45,6 +51,15 @@ pub async fn page(
     };
     let mut merged = merge(stored.items, projected, request.limit);
     merged.has_more |= stored.has_more;
+    if filter.cashflow {
+        let bills = cards::cashflow_bills(store, user, filter.from, upper, today).await?;
+        let bills = bills_page(&sources, filter, request.after.as_ref(), bills);
+        if !bills.is_empty() {
+            let more = merged.has_more;
+            merged = merge(merged.items, bills, request.limit);
+            merged.has_more |= more;
+        }
+    }
     if !merged.has_more
         && lower > filter.from
         && let Ok(before) = lower.yesterday()

@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod cards;
 pub mod demo;
 pub mod error;
 pub mod extract;

@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod auth;
+pub mod bills;
 pub mod bulk;
 pub mod card;
 pub mod category;

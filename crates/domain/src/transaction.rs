@@ -473,6 +473,8 @@ pub struct TransactionFilter {
     pub hidden: bool,
     /// Lower-cased search text.
     pub search: Option<String>,
+    /// The cashflow view: no rows of credit cards (their bills stand in).
+    pub cashflow: bool,
 }
 
 impl TransactionFilter {
@@ -493,6 +495,7 @@ impl TransactionFilter {
             sub_types: None,
             hidden: false,
             search: None,
+            cashflow: false,
         }
     }
 }

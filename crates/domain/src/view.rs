@@ -20,6 +20,8 @@ use crate::{AccountId, Money, TagId};
 pub struct AccountInfo {
     pub currency: String,
     pub sub_type: SubType,
+    /// Set for credit cards.
+    pub card: Option<crate::bills::CardInfo>,
 }
 
 /// What projections are made from, loaded by the store for one user.
@@ -229,6 +231,9 @@ pub fn projected_page(
         let Some(info) = sources.accounts.get(&entry.account_id) else {
             return;
         };
+        if filter.cashflow && info.card.is_some() {
+            return;
+        }
         let key = order_key(&entry);
         if after(entry.state.date, &key.1, position) && matches(filter, &entry, info.sub_type) {
             found.push((key, entry));
@@ -286,6 +291,37 @@ pub fn projected_page(
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     found.truncate(wanted);
+    found.into_iter().map(|(_, e)| e).collect()
+}
+
+/// The bill entries of the cashflow view that a page may show: those the
+/// filter keeps, after the cursor, in list order.
+pub fn bills_page(
+    sources: &ViewSources,
+    filter: &TransactionFilter,
+    position: Option<&PagePosition>,
+    bills: Vec<Transaction>,
+) -> Vec<Transaction> {
+    let mut found: Vec<((std::cmp::Reverse<Date>, String), Transaction)> = bills
+        .into_iter()
+        .filter(|entry| {
+            let handle = match entry.id {
+                EntryId::Projected(handle) => handle,
+                EntryId::Stored(_) => return false,
+            };
+            let key = entry.id.to_string();
+            !sources.tombstones.contains(&handle)
+                && entry.state.date >= filter.from
+                && entry.state.date <= filter.to
+                && after(entry.state.date, &key, position)
+                && sources
+                    .accounts
+                    .get(&entry.account_id)
+                    .is_some_and(|info| matches(filter, entry, info.sub_type))
+        })
+        .map(|e| (order_key(&e), e))
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
     found.into_iter().map(|(_, e)| e).collect()
 }
 
@@ -368,6 +404,7 @@ mod tests {
             AccountInfo {
                 currency: "BRL".into(),
                 sub_type: SubType::CheckingAccount,
+                card: None,
             },
         );
         // Materialised: the rule's 2026-03-02 occurrence and installment 4.

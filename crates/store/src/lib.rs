@@ -158,6 +158,14 @@ pub struct ImportSummary {
     pub already_present: usize,
 }
 
+/// A card's money: its rows summed per day (payment legs apart) and the
+/// payments registered against its bills.
+#[derive(Clone, Debug, Default)]
+pub struct CardMoney {
+    pub days: Vec<cofre_domain::bills::DayTotal>,
+    pub payments: Vec<cofre_domain::bills::Payment>,
+}
+
 /// What a write needs to know about "now".
 #[derive(Clone, Copy, Debug)]
 pub struct WriteContext {
@@ -326,6 +334,14 @@ pub trait Store: Send + Sync + 'static {
         id: TransactionId,
         now: Timestamp,
     ) -> StoreResult<Vec<TransactionId>>;
+    // Cards
+    /// The whole money of each of the user's cards, summed per day (see
+    /// [`CardMoney`]); cached until the user's next write.
+    async fn card_money(
+        &self,
+        user: UserId,
+    ) -> StoreResult<Arc<std::collections::HashMap<AccountId, CardMoney>>>;
+
     /// Applies a bulk call in one transaction: all of it or nothing.
     async fn bulk(
         &self,

@@ -29,6 +29,8 @@ use cofre_domain::transaction::{
     Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState, TxStatus,
     TxType, search_text,
 };
+use cofre_domain::bills::CardInfo;
+use cofre_domain::card::Cycles;
 use cofre_domain::view::{AccountInfo, ViewSources};
 use cofre_domain::{
     AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
@@ -54,6 +56,7 @@ const SOURCES_CACHE_LIMIT: usize = 4_096;
 pub struct SqlStore {
     pool: sqlx::Pool<Db>,
     sources: Arc<SourcesCache>,
+    cards: Arc<CardsCache>,
 }
 
 impl SqlStore {
@@ -61,6 +64,7 @@ impl SqlStore {
         Self {
             pool,
             sources: Arc::default(),
+            cards: Arc::default(),
         }
     }
 
@@ -791,6 +795,12 @@ fn push_filter(query: &mut QueryBuilder<Db>, user: UserId, filter: &TransactionF
     query
         .push(" AND t.hide_from_results = ")
         .push_bind(filter.hidden);
+    if filter.cashflow {
+        query
+            .push(" AND t.account_id NOT IN (SELECT c.id FROM accounts c WHERE c.user_id = ")
+            .push_bind(user.to_string())
+            .push(" AND c.type = 'CREDIT')");
+    }
     if let Some(status) = filter.status {
         query.push(" AND t.status = ").push_bind(status.as_str());
     }
@@ -1279,8 +1289,29 @@ async fn load_view_sources(
         plans,
         ..ViewSources::default()
     };
-    if sources.rules.is_empty() && sources.plans.is_empty() {
-        return Ok(sources);
+    // Accounts and tombstones even without rules or plans: the cashflow
+    // view needs the cards and their hidden bills.
+    let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM accounts a WHERE a.user_id = $1");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(user.to_string())
+        .fetch_all(&mut *conn)
+        .await?;
+    for row in &rows {
+        let account = account_from_row(row)?;
+        let card = account.state.credit.as_ref().map(|credit| CardInfo {
+            title: account.state.title.clone(),
+            cycles: Cycles::of(credit),
+            pay_from: account.state.pay_bill_from_account_id,
+            limit: credit.limit,
+        });
+        sources.accounts.insert(
+            account.id,
+            AccountInfo {
+                currency: account.state.currency,
+                sub_type: account.state.sub_type,
+                card,
+            },
+        );
     }
     // Stored rows that replace projections, asked for by rule and plan on
     // their own indexes (never by scanning the user's history).
@@ -1337,20 +1368,6 @@ async fn load_view_sources(
         let text: String = row.try_get("handle")?;
         let handle = Handle::parse(&text).ok_or_else(|| corrupt("handle", &text))?;
         sources.tombstones.insert(handle);
-    }
-    let rows = sqlx::query("SELECT id, currency, sub_type FROM accounts WHERE user_id = $1")
-        .bind(user.to_string())
-        .fetch_all(&mut *conn)
-        .await?;
-    for row in &rows {
-        let sub: String = row.try_get("sub_type")?;
-        sources.accounts.insert(
-            AccountId(get_uuid(row, "id")?),
-            AccountInfo {
-                currency: row.try_get("currency")?,
-                sub_type: SubType::parse(&sub).ok_or_else(|| corrupt("sub_type", &sub))?,
-            },
-        );
     }
     let uses_tags = sources.rules.iter().any(|r| !r.template.tag_ids.is_empty())
         || sources.plans.iter().any(|p| !p.template.tag_ids.is_empty());
@@ -1861,13 +1878,7 @@ impl Store for SqlStore {
         to: Date,
     ) -> StoreResult<Arc<ViewSources>> {
         let mut conn = self.pool.acquire().await?;
-        let version: i64 = sqlx::query("SELECT view_version FROM users WHERE id = $1")
-            .bind(user.to_string())
-            .fetch_optional(&mut *conn)
-            .await?
-            .map(|row| row.try_get("view_version"))
-            .transpose()?
-            .unwrap_or(-1);
+        let version = view_version(&mut conn, user).await?;
         let key = (user, from, to);
         let cached = {
             let cache = self.sources.lock().unwrap_or_else(|p| p.into_inner());
@@ -2114,6 +2125,10 @@ impl Store for SqlStore {
         now: Timestamp,
     ) -> StoreResult<Vec<TransactionId>> {
         self.unmark_transfer_in_tx(user, id, now).await
+    }
+
+    async fn card_money(&self, user: UserId) -> StoreResult<Arc<HashMap<AccountId, CardMoney>>> {
+        self.card_money_of(user).await
     }
 
     async fn bulk(

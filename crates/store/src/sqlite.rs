@@ -33,3 +33,4 @@ include!("sql_store.rs");
 include!("sql_operations.rs");
 include!("sql_import.rs");
 include!("sql_receipts.rs");
+include!("sql_cards.rs");

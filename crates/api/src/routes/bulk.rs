@@ -20,7 +20,7 @@ use cofre_domain::{AccountId, FieldErrors, TransactionId};
 use cofre_store::BulkRequest;
 
 use super::CommonErrors;
-use super::transactions::{ListQuery, UpdateTransaction, entry_id, expand_categories};
+use super::transactions::{ListQuery, ParsedList, UpdateTransaction, entry_id, resolve_filter};
 use crate::AppState;
 use crate::auth::{Auth, BulkQuota, Read, Write};
 use crate::error::{ApiError, ApiResult, Problem};
@@ -87,7 +87,7 @@ pub struct BulkResult {
 }
 
 /// Reads the `filter` object through the list's own parameter rules.
-fn parse_filter(map: Map<String, Value>) -> ApiResult<(TransactionFilter, bool)> {
+fn parse_filter(map: Map<String, Value>) -> ApiResult<ParsedList> {
     let mut errors = FieldErrors::new();
     let mut query = Map::new();
     for (key, value) in map {
@@ -122,10 +122,9 @@ fn parse_filter(map: Map<String, Value>) -> ApiResult<(TransactionFilter, bool)>
     }
     errors.finish()?;
     let query: ListQuery = parse_value(Value::Object(query), "filter")?;
-    let (filter, _, include_subcategories) = query
+    query
         .parse()
-        .map_err(|e| cofre_domain::bulk::prefix_fields(e, "filter."))?;
-    Ok((filter, include_subcategories))
+        .map_err(|e| cofre_domain::bulk::prefix_fields(e, "filter.").into())
 }
 
 /// Reads `set`: the fields of PATCH, plus `account_id`.
@@ -209,8 +208,20 @@ impl BulkBody {
         let ids = self.ids.as_deref().map(parse_ids).transpose()?;
         let filter = match self.filter {
             Some(map) => {
-                let (filter, include_subcategories) = parse_filter(map)?;
-                Some(expand_categories(state, auth.user(), filter, include_subcategories).await?)
+                let mut parsed = parse_filter(map)?;
+                // Bulk edits change stored rows, card rows included.
+                parsed.filter.cashflow = false;
+                let filter = resolve_filter(state, auth.user(), parsed)
+                    .await
+                    .map_err(|err| match err {
+                        ApiError::Validation(list) => cofre_domain::bulk::prefix_fields(
+                            cofre_domain::DomainError::Validation(list),
+                            "filter.",
+                        )
+                        .into(),
+                        other => other,
+                    })?;
+                Some(filter)
             }
             None => None,
         };

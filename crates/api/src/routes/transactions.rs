@@ -443,7 +443,7 @@ pub struct ListQuery {
     is_recurring: Option<String>,
     /// `true`: only installments.
     is_installments: Option<String>,
-    /// A `mocked-bill:` handle: not available in this version.
+    /// A `mocked-bill:` handle: the card's rows dated in that bill's cycle.
     bill_id: Option<String>,
     /// Comma-separated account sub types.
     sub_type: Option<String>,
@@ -524,7 +524,7 @@ fn decode_cursor(text: &str) -> Option<PagePosition> {
 impl ListQuery {
     /// The filter, the page, and whether categories include their
     /// subcategories (expanded by the handler, which knows the categories).
-    pub(super) fn parse(self) -> Result<(TransactionFilter, PageRequest, bool), DomainError> {
+    pub(super) fn parse(self) -> Result<ParsedList, DomainError> {
         let mut errors = FieldErrors::new();
         let from = match self.from.as_deref() {
             Some(d) => errors.check(date_field("from", d)),
@@ -607,9 +607,20 @@ impl ListQuery {
             false,
         );
         let hidden = flag(&mut errors, "hidden", self.hidden.as_deref(), false);
-        if self.bill_id.is_some() {
-            errors.add("bill_id", "card bills are not available in this version");
-        }
+        let bill = self
+            .bill_id
+            .as_deref()
+            .and_then(|text| match Handle::parse(text) {
+                Some(handle @ Handle::Bill { .. }) => Some(handle),
+                _ => {
+                    errors.add(
+                        "bill_id",
+                        "must be a card bill handle, mocked-bill:<card id>:<YYYYMM>",
+                    );
+                    None
+                }
+            });
+        let cashflow = self.view.as_deref() != Some("ledger");
         let search = self
             .search
             .as_deref()
@@ -640,8 +651,8 @@ impl ListQuery {
         let (Some(from), Some(to)) = (from, to) else {
             return Err(DomainError::field("from", "is required"));
         };
-        Ok((
-            TransactionFilter {
+        Ok(ParsedList {
+            filter: TransactionFilter {
                 from,
                 to,
                 status,
@@ -656,11 +667,69 @@ impl ListQuery {
                 sub_types,
                 hidden,
                 search,
+                cashflow,
             },
-            PageRequest { limit, after },
+            page: PageRequest { limit, after },
             include_subcategories,
-        ))
+            bill,
+        })
     }
+}
+
+/// A list query, validated.
+pub(super) struct ParsedList {
+    pub filter: TransactionFilter,
+    pub page: PageRequest,
+    /// Whether categories include their subcategories (expanded by
+    /// [`resolve_filter`], which knows the categories).
+    pub include_subcategories: bool,
+    /// `bill_id`: the rows of one card cycle.
+    pub bill: Option<Handle>,
+}
+
+/// Completes a parsed filter with what only stored data tells: the
+/// subcategories of its categories, and the card cycle of `bill_id` (the
+/// card's rows dated in it, whatever the view).
+pub(super) async fn resolve_filter(
+    state: &AppState,
+    user: cofre_domain::UserId,
+    parsed: ParsedList,
+) -> ApiResult<TransactionFilter> {
+    let mut filter =
+        expand_categories(state, user, parsed.filter, parsed.include_subcategories).await?;
+    if let Some(Handle::Bill {
+        card_id,
+        year,
+        month,
+    }) = parsed.bill
+    {
+        let sources = state
+            .store
+            .view_sources(user, filter.from, filter.from)
+            .await?;
+        let card = sources
+            .accounts
+            .get(&card_id)
+            .and_then(|a| a.card.as_ref())
+            .ok_or_else(|| ApiError::field("bill_id", "names no card of yours"))?;
+        let cycle = card
+            .cycles
+            .cycle(cofre_domain::card::BillMonth { year, month });
+        let on_card = filter
+            .account_ids
+            .as_ref()
+            .is_none_or(|ids| ids.contains(&card_id));
+        filter.account_ids = Some(if on_card { vec![card_id] } else { Vec::new() });
+        filter.cashflow = false;
+        let (from, to) = (filter.from.max(cycle.start), filter.to.min(cycle.close));
+        if from <= to {
+            (filter.from, filter.to) = (from, to);
+        } else {
+            // The cycle lies outside the window: nothing to show.
+            filter.account_ids = Some(Vec::new());
+        }
+    }
+    Ok(filter)
 }
 
 /// Query of DELETE.
@@ -813,9 +882,11 @@ async fn list_transactions(
     auth: Auth<Read>,
     AppQuery(query): AppQuery<ListQuery>,
 ) -> ApiResult<AppJson<TransactionPage>> {
-    let (filter, page, include_subcategories) = query.parse()?;
-    let filter = expand_categories(&state, auth.user(), filter, include_subcategories).await?;
-    let result = ledger::page(state.store.as_ref(), auth.user(), &filter, &page).await?;
+    let parsed = query.parse()?;
+    let page = parsed.page.clone();
+    let filter = resolve_filter(&state, auth.user(), parsed).await?;
+    let today = state.clock.today();
+    let result = ledger::page(state.store.as_ref(), auth.user(), &filter, &page, today).await?;
     let next_cursor = match (result.has_more, result.items.last()) {
         (true, Some(last)) => Some(encode_cursor(&PagePosition {
             date: last.state.date,

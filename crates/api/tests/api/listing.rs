@@ -143,8 +143,11 @@ async fn fixture(backend: Backend) -> Fixture {
     }
 }
 
+/// Descriptions of the ledger view's rows (card rows included).
 async fn descriptions(app: &TestApp, query: &str) -> Vec<String> {
-    let response = app.get(&format!("/v1/transactions?{WINDOW}&{query}")).await;
+    let response = app
+        .get(&format!("/v1/transactions?{WINDOW}&view=ledger&{query}"))
+        .await;
     let mut out: Vec<String> = response.ok(200)["data"]
         .as_array()
         .unwrap()
@@ -228,10 +231,25 @@ async fn filters_select_the_right_rows(backend: Backend) {
         .get("/v1/transactions?from=2026-06-02&to=2026-06-06")
         .await;
     assert_eq!(june.ok(200)["data"].as_array().unwrap().len(), 3);
-    // Both views are accepted.
-    for view in ["ledger", "cashflow"] {
-        assert_eq!(d(format!("view={view}")).await.len(), 6);
-    }
+    // The cashflow view (the default) shows the card's bill in place of
+    // its rows: the June 7 purchase is in the bill due July 10.
+    let cashflow = f
+        .app
+        .get(&format!("/v1/transactions?{WINDOW}&view=cashflow"))
+        .await;
+    let rows = cashflow.ok(200)["data"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 6);
+    let bill = rows
+        .iter()
+        .find(|r| r["description"] == "Fatura Card")
+        .expect("bill entry");
+    assert_eq!(bill["date"], "2026-07-10");
+    assert_eq!(bill["amount"], 99.9);
+    assert_eq!(bill["projected"], true);
+    assert_eq!(bill["bill_to_account_id"], f.card.as_str());
+    assert!(rows.iter().all(|r| r["description"] != "Livraria"));
+    let default = f.app.get(&format!("/v1/transactions?{WINDOW}")).await;
+    assert_eq!(default.ok(200)["data"].as_array().unwrap(), &rows);
 }
 
 async fn hidden_rows_are_listed_only_on_request(backend: Backend) {

@@ -34,9 +34,10 @@ fn summary(added: usize, already_present: usize) -> ImportSummary {
     }
 }
 
-/// The account's visible rows in November, newest first.
+/// The account's visible rows in November, newest first (the ledger view:
+/// card rows too).
 async fn rows(app: &TestApp, account: &str) -> Vec<Value> {
-    app.all_pages(&format!("{NOVEMBER}&account_id={account}"), 100)
+    app.all_pages(&format!("{NOVEMBER}&view=ledger&account_id={account}"), 100)
         .await
 }
 

@@ -1,0 +1,170 @@
+//! Card bills as the API computes them: each card's stored money (summed
+//! per day by the store, cached until the user's next write) plus the
+//! projected entries on the card, bucketed into bills by the pure
+//! [`cofre_domain::bills`] module.
+
+use jiff::ToSpan;
+use jiff::civil::{Date, date};
+use std::collections::HashMap;
+
+use cofre_domain::bills::{Bill, CardBook, CardInfo, Charge, bill_entry};
+use cofre_domain::transaction::{Transaction, TransactionFilter};
+use cofre_domain::view::{ViewSources, projected_page};
+use cofre_domain::{AccountId, UserId};
+use cofre_store::{CardMoney, Store, StoreResult};
+
+/// Most projected entries one card's book takes in.
+const CHARGES_CAP: usize = 1_000_000;
+
+/// How far back a card's whole book looks for projected entries (rules on
+/// a card that were never stored), and how far ahead (the longest plan is
+/// 420 months).
+const BOOK_START: Date = date(2000, 1, 1);
+const BOOK_YEARS_AHEAD: i64 = 36;
+
+/// A card with its book.
+pub struct CardBooks {
+    pub cards: Vec<(AccountId, CardInfo, String, CardBook)>,
+}
+
+impl CardBooks {
+    pub fn get(&self, id: AccountId) -> Option<(&CardInfo, &str, &CardBook)> {
+        self.cards
+            .iter()
+            .find(|(card, ..)| *card == id)
+            .map(|(_, info, currency, book)| (info, currency.as_str(), book))
+    }
+}
+
+/// The window of projections a card's whole history and future need.
+pub fn whole_range(today: Date) -> (Date, Date) {
+    let end = today
+        .checked_add(BOOK_YEARS_AHEAD.years())
+        .unwrap_or(Date::MAX);
+    (BOOK_START.min(today), end)
+}
+
+fn charges(sources: &ViewSources, card: AccountId, from: Date, to: Date) -> Vec<Charge> {
+    let filter = TransactionFilter {
+        account_ids: Some(vec![card]),
+        ..TransactionFilter::window(from, to)
+    };
+    projected_page(sources, &filter, None, CHARGES_CAP)
+        .into_iter()
+        .map(|t| Charge {
+            date: t.state.date,
+            tx_type: t.state.tx_type,
+            installment: t.installment.is_some(),
+            amount: t.state.amount,
+        })
+        .collect()
+}
+
+/// The books of the user's cards (`only`: just these), with projected
+/// entries dated in `[from, to]`: bills of cycles inside that range are
+/// exact; stored money and payments are always whole.
+pub async fn books(
+    store: &dyn Store,
+    user: UserId,
+    from: Date,
+    to: Date,
+    only: Option<AccountId>,
+) -> StoreResult<CardBooks> {
+    let sources = store.view_sources(user, from, to).await?;
+    let wanted: Vec<(AccountId, CardInfo, String)> = sources
+        .accounts
+        .iter()
+        .filter(|(id, _)| only.is_none_or(|o| o == **id))
+        .filter_map(|(id, info)| {
+            info.card
+                .clone()
+                .map(|card| (*id, card, info.currency.clone()))
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Ok(CardBooks { cards: Vec::new() });
+    }
+    let money = store.card_money(user).await?;
+    let empty = CardMoney::default();
+    let mut cards: Vec<(AccountId, CardInfo, String, CardBook)> = wanted
+        .into_iter()
+        .map(|(id, info, currency)| {
+            let stored = money.get(&id).unwrap_or(&empty);
+            let book = CardBook::new(
+                info.cycles,
+                &stored.days,
+                &charges(&sources, id, from, to),
+                stored.payments.clone(),
+            );
+            (id, info, currency, book)
+        })
+        .collect();
+    cards.sort_by_key(|(id, ..)| *id);
+    Ok(CardBooks { cards })
+}
+
+/// The projection range that makes the bills due in `[from, to]` exact:
+/// from the start of the first cycle to the close of the last.
+pub fn bills_range(info: &CardInfo, from: Date, to: Date) -> (Date, Date) {
+    let first = info.cycles.cycle(info.cycles.month_of(from).prev().prev());
+    let last = info.cycles.cycle(cofre_domain::card::BillMonth::of(to));
+    (first.start, last.close.max(to))
+}
+
+/// Cashflow entries of the bills due in `[from, to]` that have something
+/// left to pay, for every card.
+pub async fn cashflow_bills(
+    store: &dyn Store,
+    user: UserId,
+    from: Date,
+    to: Date,
+    today: Date,
+) -> StoreResult<Vec<Transaction>> {
+    // A cycle starts at most two months before its due date.
+    let start = from.checked_sub(70.days()).unwrap_or(from);
+    let books = books(store, user, start, to, None).await?;
+    let mut entries = Vec::new();
+    for (id, info, currency, book) in &books.cards {
+        for bill in book.due_between(from, to, today) {
+            if bill.outstanding.is_positive() {
+                entries.push(bill_entry(user, *id, info, currency, &bill));
+            }
+        }
+    }
+    Ok(entries)
+}
+
+/// The bill of `card` due in `month`, computed over exactly its cycle.
+pub async fn bill(
+    store: &dyn Store,
+    user: UserId,
+    card: AccountId,
+    month: cofre_domain::card::BillMonth,
+    today: Date,
+) -> StoreResult<Option<(CardInfo, String, Bill)>> {
+    let sources = store.view_sources(user, today, today).await?;
+    let Some(info) = sources.accounts.get(&card).and_then(|a| a.card.clone()) else {
+        return Ok(None);
+    };
+    let cycle = info.cycles.cycle(month);
+    let books = books(store, user, cycle.start, cycle.close, Some(card)).await?;
+    Ok(books
+        .get(card)
+        .map(|(info, currency, book)| (info.clone(), currency.to_owned(), book.bill(month, today))))
+}
+
+/// Per card, the whole book (every started bill exact, every future
+/// installment counted).
+pub async fn whole_books(store: &dyn Store, user: UserId, today: Date) -> StoreResult<CardBooks> {
+    let (from, to) = whole_range(today);
+    books(store, user, from, to, None).await
+}
+
+/// Sum of used limits per card, by id.
+pub fn used_limits(books: &CardBooks, today: Date) -> HashMap<AccountId, cofre_domain::Money> {
+    books
+        .cards
+        .iter()
+        .map(|(id, _, _, book)| (*id, book.used_limit(today)))
+        .collect()
+}

@@ -1,0 +1,355 @@
+//! Card bills from a card's money: what each cycle amounts to, what was
+//! paid against it, its status, and the card's used limit (DECISIONS §11).
+//! The store hands over a card's rows summed per day; projections and
+//! payments come alongside; everything here is arithmetic on them.
+
+use jiff::civil::Date;
+use std::collections::BTreeMap;
+
+use uuid::Uuid;
+
+use crate::card::{BillMonth, BillStatus, Cycle, Cycles, outstanding, status};
+use crate::projection::Handle;
+use crate::transaction::{EntryId, Source, Transaction, TransactionState, TxStatus, TxType};
+use crate::{AccountId, CategoryId, Money, TransactionId, UserId};
+
+/// The seeded system category "Pagamento de fatura" (fixed id everywhere).
+pub const BILL_PAYMENT_CATEGORY: CategoryId =
+    CategoryId(Uuid::from_u128(0x8af325d4_0dc3_5e04_8d45_879337802f65));
+
+/// A card as bills and the cashflow view need it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CardInfo {
+    pub title: String,
+    pub cycles: Cycles,
+    /// The account its bills are paid from, when set.
+    pub pay_from: Option<AccountId>,
+    pub limit: Money,
+}
+
+impl CardInfo {
+    /// Where the card's bills appear in the cashflow view.
+    pub fn paying_account(&self, card_id: AccountId) -> AccountId {
+        self.pay_from.unwrap_or(card_id)
+    }
+}
+
+/// The handle of the bill due in `month`.
+pub fn bill_handle(card_id: AccountId, month: BillMonth) -> Handle {
+    Handle::Bill {
+        card_id,
+        year: month.year,
+        month: month.month,
+    }
+}
+
+/// A bill as one cashflow entry: on the paying account, dated its due
+/// date, a PENDING DEBIT of what is left to pay.
+pub fn bill_entry(
+    user: UserId,
+    card_id: AccountId,
+    card: &CardInfo,
+    currency: &str,
+    bill: &Bill,
+) -> Transaction {
+    Transaction {
+        id: EntryId::Projected(bill_handle(card_id, bill.cycle.month)),
+        user_id: user,
+        account_id: card.paying_account(card_id),
+        currency: currency.to_owned(),
+        state: TransactionState {
+            date: bill.cycle.due,
+            tx_type: TxType::Debit,
+            status: TxStatus::Pending,
+            amount: bill.outstanding,
+            description: format!("Fatura {}", card.title),
+            notes: None,
+            category_id: Some(BILL_PAYMENT_CATEGORY),
+            tag_ids: Vec::new(),
+            hide_from_results: false,
+        },
+        tags: Vec::new(),
+        bill_to_account_id: Some(card_id),
+        recurrence_id: None,
+        recurrence_period_date: None,
+        installment: None,
+        transfer_group_id: None,
+        created_by_user: false,
+        source: Source::Api,
+        card_number: None,
+        holder: None,
+        holder_is_me: false,
+        original_description: None,
+        receipt_name: None,
+        open_finance: false,
+        created_at: jiff::Timestamp::UNIX_EPOCH,
+    }
+}
+
+/// A card's stored rows of one day and type, payment legs left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DayTotal {
+    pub date: Date,
+    pub tx_type: TxType,
+    /// Whether these rows are installments of a purchase.
+    pub installment: bool,
+    pub amount: Money,
+}
+
+/// A projected entry on the card (an installment or a rule occurrence not
+/// stored yet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Charge {
+    pub date: Date,
+    pub tx_type: TxType,
+    pub installment: bool,
+    pub amount: Money,
+}
+
+/// A payment registered against a bill: its bank-side row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Payment {
+    pub id: TransactionId,
+    pub month: BillMonth,
+    pub amount: Money,
+}
+
+/// One bill, as the bills list and the overview show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bill {
+    pub cycle: Cycle,
+    /// Card DEBITs minus card CREDITs other than payments, stored and
+    /// projected, dated in the cycle.
+    pub amount: Money,
+    pub paid: Money,
+    pub outstanding: Money,
+    pub amount_is_estimate: bool,
+    pub status: BillStatus,
+    /// Bank-side rows of the payments, oldest first.
+    pub payment_ids: Vec<TransactionId>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    net: i64,
+    projected: bool,
+}
+
+/// Everything known about one card's money, bucketed by bill.
+#[derive(Clone, Debug)]
+pub struct CardBook {
+    cycles: Cycles,
+    totals: BTreeMap<BillMonth, Totals>,
+    /// Installment DEBITs per bill (stored and projected): the used limit
+    /// counts those of bills not started yet.
+    installments: BTreeMap<BillMonth, i64>,
+    payments: BTreeMap<BillMonth, Vec<Payment>>,
+}
+
+fn signed(tx_type: TxType, amount: Money) -> i64 {
+    match tx_type {
+        TxType::Debit => amount.cents(),
+        TxType::Credit => -amount.cents(),
+    }
+}
+
+impl CardBook {
+    pub fn new(
+        cycles: Cycles,
+        days: &[DayTotal],
+        projected: &[Charge],
+        payments: Vec<Payment>,
+    ) -> Self {
+        let mut book = CardBook {
+            cycles,
+            totals: BTreeMap::new(),
+            installments: BTreeMap::new(),
+            payments: BTreeMap::new(),
+        };
+        let entries = days
+            .iter()
+            .map(|d| (d.date, d.tx_type, d.installment, d.amount, false))
+            .chain(
+                projected
+                    .iter()
+                    .map(|c| (c.date, c.tx_type, c.installment, c.amount, true)),
+            );
+        for (date, tx_type, installment, amount, is_projection) in entries {
+            let month = cycles.month_of(date);
+            let totals = book.totals.entry(month).or_default();
+            totals.net = totals.net.saturating_add(signed(tx_type, amount));
+            totals.projected |= is_projection;
+            if installment && tx_type == TxType::Debit {
+                let sum = book.installments.entry(month).or_default();
+                *sum = sum.saturating_add(amount.cents());
+            }
+        }
+        for payment in payments {
+            book.payments
+                .entry(payment.month)
+                .or_default()
+                .push(payment);
+        }
+        book
+    }
+
+    pub fn cycles(&self) -> &Cycles {
+        &self.cycles
+    }
+
+    /// The bill due in `month`.
+    pub fn bill(&self, month: BillMonth, today: Date) -> Bill {
+        let cycle = self.cycles.cycle(month);
+        let totals = self.totals.get(&month).copied().unwrap_or_default();
+        let amount = Money::from_cents(totals.net);
+        let payments = self.payments.get(&month).map_or(&[][..], Vec::as_slice);
+        let paid = Money::from_cents(
+            payments
+                .iter()
+                .fold(0_i64, |sum, p| sum.saturating_add(p.amount.cents())),
+        );
+        Bill {
+            cycle,
+            amount,
+            paid,
+            outstanding: outstanding(amount, paid),
+            amount_is_estimate: today <= cycle.close || totals.projected,
+            status: status(&cycle, amount, paid, today),
+            payment_ids: payments.iter().map(|p| p.id).collect(),
+        }
+    }
+
+    /// Bills whose due date lies in `[from, to]`, oldest first.
+    pub fn due_between(&self, from: Date, to: Date, today: Date) -> Vec<Bill> {
+        self.cycles
+            .due_between(from, to)
+            .into_iter()
+            .map(|cycle| self.bill(cycle.month, today))
+            .collect()
+    }
+
+    /// Every bill with money or payments whose cycle has started by
+    /// `today` (past ones and the open one), oldest first.
+    pub fn started(&self, today: Date) -> Vec<Bill> {
+        let current = self.cycles.month_of(today);
+        let first = [self.totals.keys().next(), self.payments.keys().next()]
+            .into_iter()
+            .flatten()
+            .min()
+            .copied();
+        let Some(mut month) = first else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        while month <= current {
+            if self.totals.contains_key(&month) || self.payments.contains_key(&month) {
+                out.push(self.bill(month, today));
+            }
+            month = month.next();
+        }
+        out
+    }
+
+    /// Outstanding of every unpaid bill whose cycle has started.
+    pub fn open_bills_total(&self, today: Date) -> Money {
+        sum(self.started(today).iter().map(|b| b.outstanding))
+    }
+
+    /// The used limit: every unpaid bill whose cycle has started, plus
+    /// every installment of the bills after the open one.
+    pub fn used_limit(&self, today: Date) -> Money {
+        let current = self.cycles.month_of(today);
+        let later: i64 = self
+            .installments
+            .range(current.next()..)
+            .fold(0_i64, |s, (_, cents)| s.saturating_add(*cents));
+        Money::from_cents(self.open_bills_total(today).cents().saturating_add(later))
+    }
+}
+
+/// Adds amounts (saturating: totals of real money never get near the end).
+pub fn sum(amounts: impl Iterator<Item = Money>) -> Money {
+    Money::from_cents(amounts.fold(0_i64, |s, m| s.saturating_add(m.cents())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::civil::date;
+
+    fn m(year: i16, month: i8) -> BillMonth {
+        BillMonth { year, month }
+    }
+
+    fn day(date: Date, tx_type: TxType, cents: i64) -> DayTotal {
+        DayTotal {
+            date,
+            tx_type,
+            installment: false,
+            amount: Money::from_cents(cents),
+        }
+    }
+
+    fn book() -> CardBook {
+        // Close 3, due 10. October bill: Sep 4..Oct 3; November: Oct 4..Nov 3.
+        CardBook::new(
+            Cycles::new(3, 10),
+            &[
+                day(date(2026, 9, 20), TxType::Debit, 10_000),
+                day(date(2026, 10, 3), TxType::Debit, 5_000), // close day: October bill
+                day(date(2026, 10, 4), TxType::Debit, 20_000),
+                day(date(2026, 10, 20), TxType::Credit, 2_000), // a refund
+                day(date(2026, 11, 10), TxType::Debit, 7_000),
+            ],
+            &[Charge {
+                date: date(2027, 1, 15),
+                tx_type: TxType::Debit,
+                installment: true,
+                amount: Money::from_cents(3_000),
+            }],
+            vec![Payment {
+                id: TransactionId::new(),
+                month: m(2026, 10),
+                amount: Money::from_cents(15_000),
+            }],
+        )
+    }
+
+    #[test]
+    fn amounts_net_refunds_and_skip_payments() {
+        let today = date(2026, 11, 22);
+        let october = book().bill(m(2026, 10), today);
+        assert_eq!(october.amount, Money::from_cents(15_000));
+        assert_eq!(october.status, BillStatus::Paga);
+        assert_eq!(october.outstanding, Money::ZERO);
+        assert!(!october.amount_is_estimate);
+        let november = book().bill(m(2026, 11), today);
+        assert_eq!(november.amount, Money::from_cents(18_000));
+        assert_eq!(november.status, BillStatus::Vencida);
+        let december = book().bill(m(2026, 12), today);
+        assert_eq!(december.status, BillStatus::Aberta);
+        assert!(december.amount_is_estimate);
+        let february = book().bill(m(2027, 2), today);
+        assert!(february.amount_is_estimate, "holds a projection");
+        assert_eq!(february.amount, Money::from_cents(3_000));
+    }
+
+    #[test]
+    fn used_limit_is_open_bills_plus_later_installments() {
+        let today = date(2026, 11, 22);
+        let b = book();
+        // Unpaid: November 180.00 (overdue) + December 70.00 (open).
+        assert_eq!(b.open_bills_total(today), Money::from_cents(25_000));
+        assert_eq!(b.used_limit(today), Money::from_cents(28_000));
+        let months: Vec<BillMonth> = b.started(today).iter().map(|x| x.cycle.month).collect();
+        assert_eq!(months, [m(2026, 10), m(2026, 11), m(2026, 12)]);
+    }
+
+    #[test]
+    fn due_between_lists_every_cycle_even_empty_ones() {
+        let bills = book().due_between(date(2026, 10, 1), date(2027, 1, 31), date(2026, 11, 22));
+        let months: Vec<BillMonth> = bills.iter().map(|b| b.cycle.month).collect();
+        assert_eq!(months, [m(2026, 10), m(2026, 11), m(2026, 12), m(2027, 1)]);
+        assert_eq!(bills[3].amount, Money::ZERO);
+    }
+}

@@ -1,0 +1,112 @@
+// Card bills: each card's money summed per day, and the payments made
+// against its bills. Included after `sql_store.rs` by `sqlite.rs` and
+// `postgres.rs`.
+
+use cofre_domain::bills::{DayTotal, Payment};
+use cofre_domain::card::BillMonth;
+
+use crate::CardMoney;
+
+/// Every card's money per user, valid while the user's `view_version` is
+/// the one it was loaded at.
+type CardsCache = Mutex<HashMap<UserId, (i64, Arc<HashMap<AccountId, CardMoney>>)>>;
+
+async fn view_version(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+) -> StoreResult<i64> {
+    Ok(
+        sqlx::query("SELECT view_version FROM users WHERE id = $1")
+            .bind(user.to_string())
+            .fetch_optional(&mut *conn)
+            .await?
+            .map(|row| row.try_get("view_version"))
+            .transpose()?
+            .unwrap_or(-1),
+    )
+}
+
+async fn load_card_money(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+) -> StoreResult<HashMap<AccountId, CardMoney>> {
+    let mut cards: HashMap<AccountId, CardMoney> = HashMap::new();
+    let rows = sqlx::query("SELECT id FROM accounts WHERE user_id = $1 AND type = 'CREDIT'")
+        .bind(user.to_string())
+        .fetch_all(&mut *conn)
+        .await?;
+    for row in &rows {
+        cards.insert(AccountId(get_uuid(row, "id")?), CardMoney::default());
+    }
+    if cards.is_empty() {
+        return Ok(cards);
+    }
+    // One row per card, day, type and kind: a card's whole history is a
+    // few thousand of them however many purchases it holds.
+    let rows = sqlx::query(
+        "SELECT t.account_id, t.date, t.type, t.installment_purchase_id IS NOT NULL AS installment, \
+         CAST(SUM(t.amount_cents) AS BIGINT) AS cents \
+         FROM transactions t JOIN accounts a ON a.id = t.account_id \
+         WHERE a.user_id = $1 AND a.type = 'CREDIT' AND t.bill_month IS NULL \
+         GROUP BY t.account_id, t.date, t.type, t.installment_purchase_id IS NOT NULL",
+    )
+    .bind(user.to_string())
+    .fetch_all(&mut *conn)
+    .await?;
+    for row in &rows {
+        let tx_type: String = row.try_get("type")?;
+        let day = DayTotal {
+            date: get_date(row, "date")?,
+            tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
+            installment: row.try_get("installment")?,
+            amount: Money::from_cents(row.try_get("cents")?),
+        };
+        if let Some(card) = cards.get_mut(&AccountId(get_uuid(row, "account_id")?)) {
+            card.days.push(day);
+        }
+    }
+    let rows = sqlx::query(
+        "SELECT id, bill_to_account_id, bill_month, amount_cents FROM transactions \
+         WHERE user_id = $1 AND bill_month IS NOT NULL AND bill_to_account_id IS NOT NULL \
+         ORDER BY date, id",
+    )
+    .bind(user.to_string())
+    .fetch_all(&mut *conn)
+    .await?;
+    for row in &rows {
+        let month: String = row.try_get("bill_month")?;
+        let payment = Payment {
+            id: TransactionId(get_uuid(row, "id")?),
+            month: BillMonth::parse_key(&month).ok_or_else(|| corrupt("bill_month", &month))?,
+            amount: Money::from_cents(row.try_get("amount_cents")?),
+        };
+        if let Some(card) = cards.get_mut(&AccountId(get_uuid(row, "bill_to_account_id")?)) {
+            card.payments.push(payment);
+        }
+    }
+    Ok(cards)
+}
+
+impl SqlStore {
+    async fn card_money_of(&self, user: UserId) -> StoreResult<Arc<HashMap<AccountId, CardMoney>>> {
+        let mut conn = self.pool.acquire().await?;
+        let version = view_version(&mut conn, user).await?;
+        let cached = {
+            let cache = self.cards.lock().unwrap_or_else(|p| p.into_inner());
+            cache
+                .get(&user)
+                .filter(|(v, _)| *v == version)
+                .map(|(_, money)| money.clone())
+        };
+        if let Some(money) = cached {
+            return Ok(money);
+        }
+        let money = Arc::new(load_card_money(&mut conn, user).await?);
+        let mut cache = self.cards.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= SOURCES_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(user, (version, money.clone()));
+        Ok(money)
+    }
+}
