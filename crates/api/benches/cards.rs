@@ -10,6 +10,9 @@
 //! - `bills/N`: `GET /v1/cards/{id}/bills` for twelve calendar months (the
 //!   month ten months back through next month) on the busiest card.
 //!
+//! The store caches per user until their next write; before measuring,
+//! the setup prints what each request costs right after a write.
+//!
 //! `cargo bench -p cofre-api --bench cards` (add `-- overview` for one
 //! group; `taskset -c 0 cargo bench ...` pins it to one core). A request
 //! the server does not answer with 200 (an endpoint not built yet) is
@@ -29,10 +32,11 @@ use tower::ServiceExt;
 use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
 use cofre_api::rate_limit::MemoryLimiter;
 use cofre_api::{ApiConfig, AppState, admin};
+use cofre_domain::UserId;
 use cofre_domain::account::AccountType;
 use cofre_domain::auth::Scope;
 use cofre_domain::time::{Clock, format_date};
-use cofre_store::{SqliteStore, Store};
+use cofre_store::{ImportBatch, SqliteStore, Store};
 
 const SIZES: [usize; 3] = [10_000, 50_000, 100_000];
 
@@ -52,6 +56,9 @@ const CALLS: [(Call, &str); 3] = [
 
 struct Dataset {
     rows: usize,
+    store: Arc<dyn Store>,
+    user: UserId,
+    now: Timestamp,
     app: axum::Router,
     auth: String,
     overview: String,
@@ -131,7 +138,7 @@ async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
         .await
         .expect("api key");
     let state = AppState {
-        store,
+        store: store.clone(),
         clock: clock.clone(),
         limiter: Arc::new(MemoryLimiter::new()),
         config: Arc::new(ApiConfig {
@@ -145,6 +152,9 @@ async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
     let (bills_from, bills_to) = bill_window(today);
     Dataset {
         rows,
+        store,
+        user,
+        now,
         app: cofre_api::router(state),
         auth: format!("Bearer {}", key.token),
         overview: "/v1/overview".to_owned(),
@@ -173,6 +183,25 @@ async fn call(data: &Dataset, call: Call) -> (StatusCode, axum::body::Bytes) {
         .await
         .expect("body");
     (status, body)
+}
+
+/// Mean time of `call` right after a write of the user (an empty import:
+/// it changes nothing but, like every write, invalidates the store's
+/// per-user caches), in ms: what the first request after a change costs.
+async fn after_write(data: &Dataset, which: Call) -> f64 {
+    const TIMES: u32 = 5;
+    let mut total = Duration::ZERO;
+    for _ in 0..TIMES {
+        data.store
+            .import(data.user, &ImportBatch::default(), data.now)
+            .await
+            .expect("empty write");
+        let started = Instant::now();
+        let (status, _) = call(data, which).await;
+        total += started.elapsed();
+        assert_eq!(status, StatusCode::OK);
+    }
+    total.as_secs_f64() * 1e3 / f64::from(TIMES)
 }
 
 /// What one answer holds, for the log: entries of a page, bills of a card,
@@ -229,6 +258,15 @@ fn cards(c: &mut Criterion) {
                 data.uri(which),
             );
             ready &= status == StatusCode::OK;
+        }
+        if ready {
+            for data in &datasets {
+                eprintln!(
+                    "{name} {} rows: {:.2} ms right after a write (mean of 5)",
+                    data.rows,
+                    rt.block_on(after_write(data, which))
+                );
+            }
         }
         if !ready {
             eprintln!("{name}: not measured, the endpoint does not answer 200 here");

@@ -7,6 +7,7 @@ mod accounts;
 mod auth;
 mod bulk;
 mod categories;
+mod demo;
 mod listing;
 mod open_finance;
 mod operations;

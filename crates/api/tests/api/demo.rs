@@ -1,0 +1,98 @@
+//! Demo data read back through the API: the card bills the generator paid
+//! are the bills the API computes, and they are paid.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
+use cofre_domain::Money;
+use cofre_domain::card::BillMonth;
+
+use crate::on_both_backends;
+use crate::support::{Backend, NOW, TODAY, TestApp};
+
+fn money(value: &Value) -> Money {
+    Money::parse(&value.to_string()).expect("an amount")
+}
+
+fn month_of(due_date: &Value) -> BillMonth {
+    let text = due_date.as_str().expect("due_date");
+    BillMonth::parse_key(&text[..7]).expect("YYYY-MM")
+}
+
+/// Every bill of `card` due in the windows of `years` up to `to`, in order.
+async fn bills(app: &TestApp, card: &str, years: i16, to: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let end: i16 = to[..4].parse().expect("year");
+    for year in end - years..=end {
+        let from = format!("{year}-01-01");
+        let to = format!("{year}-12-31");
+        let body = app
+            .get(&format!("/v1/cards/{card}/bills?from={from}&to={to}"))
+            .await;
+        out.extend(body.ok(200)["bills"].as_array().expect("bills").clone());
+    }
+    out
+}
+
+async fn paid_bills_are_the_bills_the_api_computes(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let now = NOW.parse().expect("NOW");
+    let today: jiff::civil::Date = TODAY.parse().expect("TODAY");
+    // Three cards and five years of purchases, in fewer rows.
+    let spec = Spec {
+        rows: 4_000,
+        ..Profile::Heavy.spec()
+    };
+    let setup = demo::prepare(app.store.as_ref(), app.user, &spec, now, today)
+        .await
+        .expect("setup");
+    let batch = demo::generate(&spec, DEFAULT_SEED, app.user, &setup, now, today).expect("batch");
+    app.store
+        .import(app.user, &batch, now)
+        .await
+        .expect("import");
+
+    let (mut partial, mut split) = (0, 0);
+    for card in &setup.accounts.cards {
+        let expected = demo::bill_amounts(card, &batch, today);
+        let bills = bills(&app, &card.id.to_string(), 5, "2027-12-31").await;
+        let mut seen: BTreeMap<BillMonth, Money> = BTreeMap::new();
+        for bill in &bills {
+            let month = month_of(&bill["due_date"]);
+            let amount = money(&bill["amount"]);
+            let status = bill["status"].as_str().expect("status");
+            let payments = bill["settled_payment_ids"].as_array().expect("ids").len();
+            let due = bill["due_date"].as_str().expect("due");
+            let close = bill["close_date"].as_str().expect("close");
+            if close < TODAY {
+                // Closed: every entry is in, so the generator's amount is exact.
+                let want = expected.get(&month).copied().unwrap_or(Money::ZERO);
+                assert_eq!(amount, want, "{} {bill}", card.title);
+                seen.insert(month, amount);
+            }
+            if due < TODAY && amount.is_positive() {
+                match (status, payments) {
+                    ("paga", 1) => {}
+                    ("paga", 2) => split += 1,
+                    ("vencida", 1) => partial += 1,
+                    other => panic!("{}: {other:?} {bill}", card.title),
+                }
+            } else if due >= TODAY {
+                assert_eq!(payments, 0, "{} {bill}", card.title);
+                let open = if close >= TODAY { "aberta" } else { "fechada" };
+                assert_eq!(status, open, "{} {bill}", card.title);
+            }
+        }
+        // The API lists every bill the generator paid.
+        let paid: Vec<&BillMonth> = expected.keys().filter(|m| !seen.contains_key(m)).collect();
+        assert!(
+            paid.iter().all(|m| card.cycles.cycle(**m).close >= today),
+            "{}: bills missing from the API: {paid:?}",
+            card.title
+        );
+    }
+    assert_eq!((split, partial), (1, 1));
+}
+
+on_both_backends!(paid_bills_are_the_bills_the_api_computes);
