@@ -2,8 +2,8 @@
 // against its bills. Included after `sql_store.rs` by `sqlite.rs` and
 // `postgres.rs`.
 
-use cofre_domain::bills::{DayTotal, Payment};
-use cofre_domain::card::BillMonth;
+use cofre_domain::bills::{DayTotal, NewBillPayment, Payment};
+use cofre_domain::card::{BillMonth, PaymentLeg};
 
 use crate::CardMoney;
 
@@ -108,5 +108,77 @@ impl SqlStore {
         }
         cache.insert(user, (version, money.clone()));
         Ok(money)
+    }
+
+    async fn pay_bill_in_tx(
+        &self,
+        user: UserId,
+        payment: &NewBillPayment,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write(user).await?;
+        let card = fetch_account(&mut tx, user, payment.card_id)
+            .await?
+            .ok_or(StoreError::NotFound)?
+            .account;
+        if card.state.account_type != AccountType::Credit {
+            return Err(StoreError::NotFound);
+        }
+        let bank = open_account(&mut tx, user, payment.from_account_id, "account_id").await?;
+        if bank.state.account_type != AccountType::Bank {
+            return Err(DomainError::field("account_id", "must be a bank account").into());
+        }
+        if bank.state.currency != card.state.currency {
+            return Err(DomainError::field(
+                "account_id",
+                format!(
+                    "is in {}, the card in {}: pay from an account in the card's currency",
+                    bank.state.currency, card.state.currency
+                ),
+            )
+            .into());
+        }
+        let legs = [
+            (payment.bank_leg, &bank, &payment.bank, true),
+            (payment.card_leg, &card, &payment.card, false),
+        ];
+        for (id, account, state, bank_side) in legs {
+            insert_transaction(
+                &mut tx,
+                RowInsert {
+                    id,
+                    user,
+                    account,
+                    state,
+                    link: SeriesLink::None,
+                    source: Source::Api,
+                    fingerprint: None,
+                    now,
+                },
+            )
+            .await?;
+            let leg = PaymentLeg {
+                card_id: payment.card_id,
+                month: payment.month,
+                group: payment.group,
+                bank_side,
+            };
+            mark_payment_leg(&mut tx, id, &leg).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn hide_bill_in_tx(
+        &self,
+        user: UserId,
+        handle: &Handle,
+        date: Date,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write(user).await?;
+        insert_tombstone(&mut tx, user, handle, date, now).await?;
+        tx.commit().await?;
+        Ok(())
     }
 }
