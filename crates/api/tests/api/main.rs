@@ -6,6 +6,7 @@ mod support;
 mod accounts;
 mod auth;
 mod bulk;
+mod cards;
 mod categories;
 mod listing;
 mod open_finance;
