@@ -41,14 +41,13 @@ async fn load_card_money(
     if cards.is_empty() {
         return Ok(cards);
     }
-    // One row per card, day, type and kind: a card's whole history is a
-    // few thousand of them however many purchases it holds.
+    // One row per card, day, type and kind, kept by triggers (migration
+    // 0006): a card's whole history is a few thousand of them however many
+    // purchases it holds, and reading them sums nothing.
     let rows = sqlx::query(
-        "SELECT t.account_id, t.date, t.type, t.installment_purchase_id IS NOT NULL AS installment, \
-         CAST(SUM(t.amount_cents) AS BIGINT) AS cents \
-         FROM transactions t JOIN accounts a ON a.id = t.account_id \
-         WHERE a.user_id = $1 AND a.type = 'CREDIT' AND t.bill_month IS NULL \
-         GROUP BY t.account_id, t.date, t.type, t.installment_purchase_id IS NOT NULL",
+        "SELECT d.account_id, d.date, d.type, d.installment, d.cents \
+         FROM day_totals d JOIN accounts a ON a.id = d.account_id \
+         WHERE a.user_id = $1 AND a.type = 'CREDIT' AND d.cents <> 0",
     )
     .bind(user.to_string())
     .fetch_all(&mut *conn)

@@ -169,10 +169,10 @@ const ACCOUNT_COLUMNS: &str = "a.id, a.user_id, a.type, a.sub_type, a.title, a.a
     a.credit_cycle_auto, a.credit_limit_cents, a.pay_bill_from_account_id, a.icon_id, \
     a.card_icon_id, a.open_finance_connected, a.connector_name, a.card_holders, a.created_at";
 
-/// Balance of every account: POSTED rows, CREDIT adds and DEBIT subtracts.
-const BALANCE_COLUMN: &str = "(SELECT CAST(COALESCE(SUM(CASE WHEN t.type = 'CREDIT' \
-    THEN t.amount_cents ELSE -t.amount_cents END), 0) AS BIGINT) FROM transactions t \
-    WHERE t.account_id = a.id AND t.status = 'POSTED') AS balance_cents";
+/// Balance of every account: POSTED rows, CREDIT adds and DEBIT subtracts,
+/// as the triggers of migration 0006 keep it (never a sum over history).
+const BALANCE_COLUMN: &str = "CAST(COALESCE((SELECT b.posted_cents FROM account_balances b \
+    WHERE b.account_id = a.id), 0) AS BIGINT) AS balance_cents";
 
 fn account_from_row(row: &DbRow) -> StoreResult<Account> {
     let type_text: String = row.try_get("type")?;

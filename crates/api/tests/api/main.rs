@@ -15,5 +15,6 @@ mod profile;
 mod projections;
 mod receipts;
 mod tags;
+mod totals;
 mod transactions;
 mod transfers;
