@@ -190,6 +190,17 @@ async fn close_after_due_closes_the_month_before(backend: Backend) {
     );
     // Today (Nov 22) is before the close on the 29th: still open.
     assert_eq!(list[0]["status"], "aberta");
+    // Due 25 closes on the 18th: on Nov 22 the November bill is closed,
+    // not yet due.
+    let closed = app
+        .account(json!({"type": "CREDIT", "title": "Inter", "credit_due_day": 25}))
+        .await;
+    app.tx(json!({"account_id": closed, "type": "DEBIT", "amount": 15,
+        "description": "Compra", "date": "2026-11-10"}))
+        .await;
+    let list = bills(&app, &closed, "2026-11-01", "2026-11-30").await;
+    assert_eq!(list[0]["close_date"], "2026-11-18");
+    assert_eq!(list[0]["status"], "fechada");
 }
 
 async fn paying_a_bill_through_its_handle(backend: Backend) {
