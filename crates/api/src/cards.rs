@@ -168,3 +168,36 @@ pub fn used_limits(books: &CardBooks, today: Date) -> HashMap<AccountId, cofre_d
         .map(|(id, _, _, book)| (*id, book.used_limit(today)))
         .collect()
 }
+
+/// The cashflow entry a bill handle names, if the view shows it now: the
+/// bill has something left to pay and was not hidden.
+pub async fn resolve_bill(
+    store: &dyn Store,
+    user: UserId,
+    handle: &cofre_domain::projection::Handle,
+    today: Date,
+) -> StoreResult<Option<(Transaction, Bill)>> {
+    let cofre_domain::projection::Handle::Bill {
+        card_id,
+        year,
+        month,
+    } = *handle
+    else {
+        return Ok(None);
+    };
+    let month = cofre_domain::card::BillMonth { year, month };
+    let Some((info, currency, bill)) = bill(store, user, card_id, month, today).await? else {
+        return Ok(None);
+    };
+    if !bill.outstanding.is_positive() {
+        return Ok(None);
+    }
+    let sources = store
+        .view_sources(user, bill.cycle.due, bill.cycle.due)
+        .await?;
+    if sources.tombstones.contains(handle) {
+        return Ok(None);
+    }
+    let entry = bill_entry(user, card_id, &info, &currency, &bill);
+    Ok(Some((entry, bill)))
+}

@@ -20,6 +20,7 @@ pub enum ApiError {
     IdConflict,
     TitleConflict,
     TransferConflict(String),
+    NotACreditCard,
     ExpectedCountMismatch { expected: u64, matched: u64 },
     RateLimited { retry_after: u64 },
     PayloadTooLarge { limit: usize },
@@ -91,6 +92,11 @@ impl ApiError {
                 "title_conflict",
                 "Title already in use",
             ),
+            ApiError::NotACreditCard => (
+                StatusCode::BAD_REQUEST,
+                "not_a_credit_card",
+                "Not a credit card",
+            ),
             ApiError::TransferConflict(_) => (
                 StatusCode::CONFLICT,
                 "transfer_conflict",
@@ -146,6 +152,9 @@ impl ApiError {
             ApiError::ProjectionNotFound => "no projected entry is produced for this handle".into(),
             ApiError::IdConflict => "this id was already used for a different request".into(),
             ApiError::TitleConflict => "another item already has this title".into(),
+            ApiError::NotACreditCard => {
+                "this account is not a credit card: bills and limits exist only for cards".into()
+            }
             ApiError::TransferConflict(detail) => detail.clone(),
             ApiError::ExpectedCountMismatch { expected, matched } => format!(
                 "expected_count is {expected} but the selection matches {matched} rows; nothing was changed"

@@ -53,12 +53,14 @@ fn deserialize_error<E: std::fmt::Display>(
 }
 
 /// Reads a nested JSON value into `T`, naming fields under `root`
-/// (`filter.from`, `set.amount`).
+/// (`filter.from`, `set.amount`; an empty root: the body's own fields).
 pub fn parse_value<T: DeserializeOwned>(
     value: serde_json::Value,
     root: &str,
 ) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(value).map_err(|err| match deserialize_error(err, "") {
+    let whole = if root.is_empty() { "body" } else { "" };
+    serde_path_to_error::deserialize(value).map_err(|err| match deserialize_error(err, whole) {
+        ApiError::Validation(list) if root.is_empty() => ApiError::Validation(list),
         ApiError::Validation(list) => cofre_domain::bulk::prefix_fields(
             cofre_domain::DomainError::Validation(list),
             &format!("{root}."),

@@ -51,7 +51,7 @@ pub async fn page(
     };
     let mut merged = merge(stored.items, projected, request.limit);
     merged.has_more |= stored.has_more;
-    if filter.cashflow {
+    if filter.cashflow && sources.accounts.values().any(|a| a.card.is_some()) {
         let bills = cards::cashflow_bills(store, user, filter.from, upper, today).await?;
         let bills = bills_page(&sources, filter, request.after.as_ref(), bills);
         if !bills.is_empty() {

@@ -104,7 +104,7 @@ pub struct AppState {
     components(schemas(error::Problem, error::ProblemField)),
     tags(
         (name = "profile"), (name = "accounts"), (name = "categories"), (name = "tags"),
-        (name = "transactions"), (name = "transfers"), (name = "operations")
+        (name = "transactions"), (name = "transfers"), (name = "cards"), (name = "overview"), (name = "operations")
     )
 )]
 struct ApiDoc;

@@ -34,6 +34,74 @@ impl CardInfo {
     }
 }
 
+/// The card settings of an account; none for a bank account.
+pub fn card_info(account: &crate::account::Account) -> Option<CardInfo> {
+    account.state.credit.as_ref().map(|credit| CardInfo {
+        title: account.state.title.clone(),
+        cycles: Cycles::of(credit),
+        pay_from: account.state.pay_bill_from_account_id,
+        limit: credit.limit,
+    })
+}
+
+/// A payment of a bill, validated: a transfer from a bank account to the
+/// card, both legs naming the bill.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewBillPayment {
+    pub card_id: AccountId,
+    pub month: BillMonth,
+    pub from_account_id: AccountId,
+    pub group: Uuid,
+    /// The DEBIT on the bank account (it joins the bill's payments).
+    pub bank_leg: TransactionId,
+    pub bank: TransactionState,
+    /// The hidden CREDIT on the card.
+    pub card_leg: TransactionId,
+    pub card: TransactionState,
+}
+
+/// Builds a payment of `amount` on `date` against the bill of `month`.
+pub fn bill_payment(
+    card_id: AccountId,
+    card: &CardInfo,
+    month: BillMonth,
+    from_account_id: AccountId,
+    amount: Money,
+    date: Date,
+    today: Date,
+) -> Result<NewBillPayment, crate::DomainError> {
+    if !amount.is_positive() {
+        return Err(crate::DomainError::field(
+            "amount",
+            "must be greater than 0",
+        ));
+    }
+    let leg = |tx_type, hide_from_results| TransactionState {
+        date,
+        tx_type,
+        status: TxStatus::default_for(date, today),
+        amount,
+        description: format!(
+            "Pagamento fatura {} {:02}/{}",
+            card.title, month.month, month.year
+        ),
+        notes: None,
+        category_id: Some(BILL_PAYMENT_CATEGORY),
+        tag_ids: Vec::new(),
+        hide_from_results,
+    };
+    Ok(NewBillPayment {
+        card_id,
+        month,
+        from_account_id,
+        group: Uuid::now_v7(),
+        bank_leg: TransactionId::new(),
+        bank: leg(TxType::Debit, false),
+        card_leg: TransactionId::new(),
+        card: leg(TxType::Credit, true),
+    })
+}
+
 /// The handle of the bill due in `month`.
 pub fn bill_handle(card_id: AccountId, month: BillMonth) -> Handle {
     Handle::Bill {

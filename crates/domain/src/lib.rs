@@ -13,6 +13,7 @@ pub mod icons;
 pub mod ids;
 pub mod money;
 pub mod ofx;
+pub mod overview;
 pub mod profile;
 pub mod projection;
 pub mod receipt;

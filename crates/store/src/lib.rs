@@ -342,6 +342,24 @@ pub trait Store: Send + Sync + 'static {
         user: UserId,
     ) -> StoreResult<Arc<std::collections::HashMap<AccountId, CardMoney>>>;
 
+    /// Stores both legs of a bill payment, or neither. NotFound when the
+    /// card is not one of the user's cards.
+    async fn pay_bill(
+        &self,
+        user: UserId,
+        payment: &cofre_domain::bills::NewBillPayment,
+        now: Timestamp,
+    ) -> StoreResult<()>;
+
+    /// Hides a projected bill (dated `date`) from the cashflow view.
+    async fn hide_bill(
+        &self,
+        user: UserId,
+        handle: &cofre_domain::projection::Handle,
+        date: Date,
+        now: Timestamp,
+    ) -> StoreResult<()>;
+
     /// Applies a bulk call in one transaction: all of it or nothing.
     async fn bulk(
         &self,

@@ -2,8 +2,8 @@
 // against its bills. Included after `sql_store.rs` by `sqlite.rs` and
 // `postgres.rs`.
 
-use cofre_domain::bills::{DayTotal, Payment};
-use cofre_domain::card::BillMonth;
+use cofre_domain::bills::{DayTotal, NewBillPayment, Payment};
+use cofre_domain::card::{BillMonth, PaymentLeg};
 
 use crate::CardMoney;
 
@@ -41,14 +41,13 @@ async fn load_card_money(
     if cards.is_empty() {
         return Ok(cards);
     }
-    // One row per card, day, type and kind: a card's whole history is a
-    // few thousand of them however many purchases it holds.
+    // One row per card, day, type and kind, kept by triggers (migration
+    // 0006): a card's whole history is a few thousand of them however many
+    // purchases it holds, and reading them sums nothing.
     let rows = sqlx::query(
-        "SELECT t.account_id, t.date, t.type, t.installment_purchase_id IS NOT NULL AS installment, \
-         CAST(SUM(t.amount_cents) AS BIGINT) AS cents \
-         FROM transactions t JOIN accounts a ON a.id = t.account_id \
-         WHERE a.user_id = $1 AND a.type = 'CREDIT' AND t.bill_month IS NULL \
-         GROUP BY t.account_id, t.date, t.type, t.installment_purchase_id IS NOT NULL",
+        "SELECT d.account_id, d.date, d.type, d.installment, d.cents \
+         FROM day_totals d JOIN accounts a ON a.id = d.account_id \
+         WHERE a.user_id = $1 AND a.type = 'CREDIT' AND d.cents <> 0",
     )
     .bind(user.to_string())
     .fetch_all(&mut *conn)
@@ -108,5 +107,77 @@ impl SqlStore {
         }
         cache.insert(user, (version, money.clone()));
         Ok(money)
+    }
+
+    async fn pay_bill_in_tx(
+        &self,
+        user: UserId,
+        payment: &NewBillPayment,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write(user).await?;
+        let card = fetch_account(&mut tx, user, payment.card_id)
+            .await?
+            .ok_or(StoreError::NotFound)?
+            .account;
+        if card.state.account_type != AccountType::Credit {
+            return Err(StoreError::NotFound);
+        }
+        let bank = open_account(&mut tx, user, payment.from_account_id, "account_id").await?;
+        if bank.state.account_type != AccountType::Bank {
+            return Err(DomainError::field("account_id", "must be a bank account").into());
+        }
+        if bank.state.currency != card.state.currency {
+            return Err(DomainError::field(
+                "account_id",
+                format!(
+                    "is in {}, the card in {}: pay from an account in the card's currency",
+                    bank.state.currency, card.state.currency
+                ),
+            )
+            .into());
+        }
+        let legs = [
+            (payment.bank_leg, &bank, &payment.bank, true),
+            (payment.card_leg, &card, &payment.card, false),
+        ];
+        for (id, account, state, bank_side) in legs {
+            insert_transaction(
+                &mut tx,
+                RowInsert {
+                    id,
+                    user,
+                    account,
+                    state,
+                    link: SeriesLink::None,
+                    source: Source::Api,
+                    fingerprint: None,
+                    now,
+                },
+            )
+            .await?;
+            let leg = PaymentLeg {
+                card_id: payment.card_id,
+                month: payment.month,
+                group: payment.group,
+                bank_side,
+            };
+            mark_payment_leg(&mut tx, id, &leg).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn hide_bill_in_tx(
+        &self,
+        user: UserId,
+        handle: &Handle,
+        date: Date,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write(user).await?;
+        insert_tombstone(&mut tx, user, handle, date, now).await?;
+        tx.commit().await?;
+        Ok(())
     }
 }

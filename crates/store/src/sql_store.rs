@@ -29,8 +29,7 @@ use cofre_domain::transaction::{
     Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState, TxStatus,
     TxType, search_text,
 };
-use cofre_domain::bills::CardInfo;
-use cofre_domain::card::Cycles;
+use cofre_domain::bills::card_info;
 use cofre_domain::view::{AccountInfo, ViewSources};
 use cofre_domain::{
     AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
@@ -170,10 +169,10 @@ const ACCOUNT_COLUMNS: &str = "a.id, a.user_id, a.type, a.sub_type, a.title, a.a
     a.credit_cycle_auto, a.credit_limit_cents, a.pay_bill_from_account_id, a.icon_id, \
     a.card_icon_id, a.open_finance_connected, a.connector_name, a.card_holders, a.created_at";
 
-/// Balance of every account: POSTED rows, CREDIT adds and DEBIT subtracts.
-const BALANCE_COLUMN: &str = "(SELECT CAST(COALESCE(SUM(CASE WHEN t.type = 'CREDIT' \
-    THEN t.amount_cents ELSE -t.amount_cents END), 0) AS BIGINT) FROM transactions t \
-    WHERE t.account_id = a.id AND t.status = 'POSTED') AS balance_cents";
+/// Balance of every account: POSTED rows, CREDIT adds and DEBIT subtracts,
+/// as the triggers of migration 0006 keep it (never a sum over history).
+const BALANCE_COLUMN: &str = "CAST(COALESCE((SELECT b.posted_cents FROM account_balances b \
+    WHERE b.account_id = a.id), 0) AS BIGINT) AS balance_cents";
 
 fn account_from_row(row: &DbRow) -> StoreResult<Account> {
     let type_text: String = row.try_get("type")?;
@@ -1298,12 +1297,7 @@ async fn load_view_sources(
         .await?;
     for row in &rows {
         let account = account_from_row(row)?;
-        let card = account.state.credit.as_ref().map(|credit| CardInfo {
-            title: account.state.title.clone(),
-            cycles: Cycles::of(credit),
-            pay_from: account.state.pay_bill_from_account_id,
-            limit: credit.limit,
-        });
+        let card = card_info(&account);
         sources.accounts.insert(
             account.id,
             AccountInfo {
@@ -2129,6 +2123,25 @@ impl Store for SqlStore {
 
     async fn card_money(&self, user: UserId) -> StoreResult<Arc<HashMap<AccountId, CardMoney>>> {
         self.card_money_of(user).await
+    }
+
+    async fn pay_bill(
+        &self,
+        user: UserId,
+        payment: &cofre_domain::bills::NewBillPayment,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        self.pay_bill_in_tx(user, payment, now).await
+    }
+
+    async fn hide_bill(
+        &self,
+        user: UserId,
+        handle: &Handle,
+        date: Date,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        self.hide_bill_in_tx(user, handle, date, now).await
     }
 
     async fn bulk(

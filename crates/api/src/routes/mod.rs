@@ -2,9 +2,11 @@
 
 mod accounts;
 mod bulk;
+mod cards;
 mod categories;
 mod me;
 mod operations;
+mod overview;
 mod receipts;
 mod tags;
 mod transactions;
@@ -25,6 +27,8 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .merge(tags::router())
         .merge(transactions::router())
         .merge(bulk::router())
+        .merge(cards::router())
+        .merge(overview::router())
         .merge(transfers::router())
         .merge(receipts::router())
 }

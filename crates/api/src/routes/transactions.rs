@@ -29,10 +29,10 @@ use super::{CommonErrors, created};
 use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::{AppJson, AppPath, AppQuery, uuid_field, uuid_patch};
+use crate::extract::{AppJson, AppPath, AppQuery, parse_value, uuid_field, uuid_patch};
 use crate::json::{JsonMoney, patch};
-use crate::ledger;
 use crate::receipts;
+use crate::{cards, ledger};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -284,6 +284,112 @@ pub struct UpdateTransaction {
     /// `this`, `future` or `all`: for entries of a series. A row outside a
     /// series is the only entry it changes.
     scope: Option<String>,
+}
+
+/// PATCH on a `mocked-bill:` handle: a payment of the bill.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PayBill {
+    /// Default: what is left to pay.
+    #[schema(value_type = Option<f64>)]
+    amount: Option<JsonMoney>,
+    /// `YYYY-MM-DD`; default today.
+    #[schema(format = Date)]
+    date: Option<String>,
+    /// The bank account paying; default the card's `pay_bill_from_account_id`.
+    #[schema(format = Uuid)]
+    account_id: Option<String>,
+}
+
+/// The body of PATCH: changes to an entry, or the payment of a bill.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum PatchBody {
+    Update(UpdateTransaction),
+    PayBill(PayBill),
+}
+
+/// Registers a payment of the bill a handle names: a transfer from the
+/// bank account to the card, both legs naming the bill.
+async fn pay_bill(
+    state: &AppState,
+    auth: &Auth<Write>,
+    handle: Handle,
+    body: PayBill,
+) -> ApiResult<UpdateResult> {
+    let Handle::Bill {
+        card_id,
+        year,
+        month,
+    } = handle
+    else {
+        return Err(ApiError::ProjectionNotFound);
+    };
+    let month = cofre_domain::card::BillMonth { year, month };
+    let (user, today) = (auth.user(), state.clock.today());
+    let mut errors = FieldErrors::new();
+    let date = body
+        .date
+        .as_deref()
+        .and_then(|d| errors.check(date_field("date", d)));
+    let account = body
+        .account_id
+        .as_deref()
+        .and_then(|t| uuid_field(&mut errors, "account_id", t, AccountId::parse));
+    errors.finish()?;
+    let (info, _, bill) = cards::bill(state.store.as_ref(), user, card_id, month, today)
+        .await?
+        .ok_or(ApiError::ProjectionNotFound)?;
+    let amount = match body.amount {
+        Some(amount) => amount.0,
+        None if bill.outstanding.is_positive() => bill.outstanding,
+        None => {
+            return Err(ApiError::field(
+                "amount",
+                "the bill has nothing left to pay; send an amount to pay ahead",
+            ));
+        }
+    };
+    let from = account.or(info.pay_from).ok_or_else(|| {
+        ApiError::field(
+            "account_id",
+            "the card has no paying account (pay_bill_from_account_id): name one",
+        )
+    })?;
+    let payment = cofre_domain::bills::bill_payment(
+        card_id,
+        &info,
+        month,
+        from,
+        amount,
+        date.unwrap_or(today),
+        today,
+    )?;
+    match state
+        .store
+        .pay_bill(user, &payment, state.clock.now())
+        .await
+    {
+        Err(StoreError::NotFound) => return Err(ApiError::ProjectionNotFound),
+        other => other?,
+    }
+    let left = cofre_domain::card::outstanding(bill.outstanding, amount);
+    let message = if left.is_positive() {
+        format!(
+            "Payment of {amount} registered on the bill due {}; {left} is still to pay.",
+            format_date(bill.cycle.due)
+        )
+    } else {
+        format!(
+            "Payment of {amount} registered; the bill due {} is paid.",
+            format_date(bill.cycle.due)
+        )
+    };
+    Ok(UpdateResult {
+        updated_transaction_id: payment.bank_leg.to_string(),
+        affected_ids: vec![payment.bank_leg.to_string(), payment.card_leg.to_string()],
+        message: Some(message),
+    })
 }
 
 fn parse_tag_ids(errors: &mut FieldErrors, ids: &[String]) -> Vec<TagId> {
@@ -997,6 +1103,17 @@ async fn get_transaction(
 ) -> ApiResult<AppJson<TransactionEnvelope>> {
     let entry = match entry_id(&id)? {
         EntryId::Stored(id) => state.store.get_transaction(auth.user(), id).await?,
+        EntryId::Projected(handle @ Handle::Bill { .. }) => {
+            cards::resolve_bill(
+                state.store.as_ref(),
+                auth.user(),
+                &handle,
+                state.clock.today(),
+            )
+            .await?
+            .ok_or(ApiError::ProjectionNotFound)?
+            .0
+        }
         EntryId::Projected(handle) => ledger::resolve(state.store.as_ref(), auth.user(), &handle)
             .await?
             .ok_or(ApiError::ProjectionNotFound)?,
@@ -1012,7 +1129,7 @@ async fn get_transaction(
 /// rule carrying the change); `all` changes every installment, or the rule
 /// and its pending stored rows. Rows of a series accept `future` and `all`
 /// too.
-#[utoipa::path(patch, path = "/v1/transactions/{id}", tag = "transactions", request_body = UpdateTransaction,
+#[utoipa::path(patch, path = "/v1/transactions/{id}", tag = "transactions", request_body = PatchBody,
     params(("id" = String, Path, description = "A stored row's UUID or a projection handle")),
     responses((status = 200, body = UpdateResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -1023,9 +1140,14 @@ async fn update_transaction(
     State(state): State<AppState>,
     auth: Auth<Write>,
     AppPath(id): AppPath<String>,
-    AppJson(body): AppJson<UpdateTransaction>,
+    AppJson(body): AppJson<serde_json::Map<String, serde_json::Value>>,
 ) -> ApiResult<AppJson<UpdateResult>> {
     let entry = entry_id(&id)?;
+    if let EntryId::Projected(handle @ Handle::Bill { .. }) = entry {
+        let body: PayBill = parse_value(serde_json::Value::Object(body), "")?;
+        return pay_bill(&state, &auth, handle, body).await.map(AppJson);
+    }
+    let body: UpdateTransaction = parse_value(serde_json::Value::Object(body), "")?;
     let scope = body.scope.as_deref().and_then(Scope::parse);
     let changes = body.into_changes()?;
     let references = References {
@@ -1107,6 +1229,20 @@ async fn delete_transaction(
     let entry = entry_id(&id)?;
     let options = query.validate()?;
     let user = auth.user();
+    if let EntryId::Projected(handle @ Handle::Bill { .. }) = entry {
+        let today = state.clock.today();
+        let (_, bill) = cards::resolve_bill(state.store.as_ref(), user, &handle, today)
+            .await?
+            .ok_or(ApiError::ProjectionNotFound)?;
+        state
+            .store
+            .hide_bill(user, &handle, bill.cycle.due, state.clock.now())
+            .await?;
+        return Ok(AppJson(DeleteResult {
+            deleted_transaction_id: id.clone(),
+            affected_ids: vec![id],
+        }));
+    }
     let (series, target, missing) = match entry {
         EntryId::Stored(row_id) => match state.store.get_transaction(user, row_id).await {
             Ok(row) => match series_of_row(&row) {

@@ -1,0 +1,194 @@
+//! `GET /v1/overview`: balance, card debt, bills and the month in one call.
+
+use axum::extract::State;
+use jiff::civil::Date;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use cofre_domain::UserId;
+use cofre_domain::account::AccountType;
+use cofre_domain::overview::{AccountTotal, overview};
+use cofre_domain::time::format_date;
+use cofre_domain::transaction::{PageRequest, Transaction, TransactionFilter};
+use cofre_store::{Store, StoreResult};
+
+use super::CommonErrors;
+use crate::AppState;
+use crate::auth::{Auth, Read};
+use crate::cards::whole_books;
+use crate::error::ApiResult;
+use crate::extract::AppJson;
+use crate::json::JsonMoney;
+use crate::ledger;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_overview))
+}
+
+/// Most entries of one month the overview reads.
+const MONTH_ENTRIES: usize = 100_000;
+
+#[derive(Serialize, ToSchema)]
+pub struct NextBillBody {
+    pub projected_bill_id: String,
+    pub card_account_id: String,
+    pub description: String,
+    /// What is left to pay.
+    pub amount: JsonMoney,
+    pub due_date: String,
+    pub amount_is_estimate: bool,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct MonthBody {
+    /// CREDIT entries of the month (cashflow view, visible, stored and
+    /// projected).
+    pub receitas: JsonMoney,
+    /// DEBIT entries of the month, card bills included.
+    pub despesas: JsonMoney,
+    pub resultado: JsonMoney,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct CommittedBody {
+    /// Unpaid bills due by the end of the month (overdue ones too).
+    pub bills: JsonMoney,
+    /// Installments not yet POSTED.
+    pub installments: JsonMoney,
+    /// Recurrence entries not yet POSTED.
+    pub subscriptions: JsonMoney,
+    /// Other PENDING stored DEBITs.
+    pub scheduled: JsonMoney,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ForecastBody {
+    /// The bank balance.
+    pub base: JsonMoney,
+    /// CREDIT entries of the month not yet POSTED.
+    pub expected_in: JsonMoney,
+    pub committed_out: CommittedBody,
+    /// base + expected_in - every committed_out term.
+    pub result: JsonMoney,
+    /// One line per term, in Portuguese.
+    pub explain: Vec<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct OverviewBody {
+    /// Balances of bank accounts (not archived, not excluded from totals,
+    /// in the base currency).
+    pub bank_balance: JsonMoney,
+    /// Used limit of those cards: unpaid bills plus future installments.
+    pub card_debt: JsonMoney,
+    /// Outstanding of unpaid bills whose cycle has started.
+    pub open_bills_total: JsonMoney,
+    /// bank_balance - card_debt.
+    pub net_worth: JsonMoney,
+    /// Unpaid bills due in the next 30 days, soonest first.
+    pub next_bills: Vec<NextBillBody>,
+    /// This calendar month in `COFRE_TIMEZONE`.
+    pub month: MonthBody,
+    /// The month's forecast balance.
+    pub saldo_previsto: ForecastBody,
+}
+
+fn month_bounds(today: Date) -> (Date, Date) {
+    (today.first_of_month(), today.last_of_month())
+}
+
+/// The cashflow view of `[from, to]`, every visible entry.
+async fn cashflow_entries(
+    store: &dyn Store,
+    user: UserId,
+    from: Date,
+    to: Date,
+    today: Date,
+) -> StoreResult<Vec<Transaction>> {
+    let filter = TransactionFilter {
+        cashflow: true,
+        ..TransactionFilter::window(from, to)
+    };
+    let request = PageRequest {
+        limit: MONTH_ENTRIES,
+        after: None,
+    };
+    Ok(ledger::page(store, user, &filter, &request, today)
+        .await?
+        .items)
+}
+
+/// Everything at a glance: money in the bank, card debt and open bills,
+/// net worth, the bills due in the next 30 days, this month's income and
+/// expenses, and the balance forecast for the end of the month.
+#[utoipa::path(get, path = "/v1/overview", tag = "overview",
+    responses((status = 200, body = OverviewBody), CommonErrors))]
+async fn get_overview(
+    State(state): State<AppState>,
+    auth: Auth<Read>,
+) -> ApiResult<AppJson<OverviewBody>> {
+    let (store, user) = (state.store.as_ref(), auth.user());
+    let today = state.clock.today();
+    let (first, last) = month_bounds(today);
+    let base = &state.config.base_currency;
+    let accounts: Vec<AccountTotal> = store
+        .list_accounts(user)
+        .await?
+        .into_iter()
+        .map(|view| {
+            let a = &view.account.state;
+            AccountTotal {
+                id: view.account.id,
+                is_card: a.account_type == AccountType::Credit,
+                counts: !a.archived && !a.exclude_from_totals && &a.currency == base,
+                balance: view.balance,
+            }
+        })
+        .collect();
+    let books = whole_books(store, user, today).await?;
+    let cards: Vec<_> = books
+        .cards
+        .iter()
+        .map(|(id, info, _, book)| (*id, info, book))
+        .collect();
+    let entries = cashflow_entries(store, user, first, last, today).await?;
+    let o = overview(&accounts, &cards, &entries, today, last);
+    let m = JsonMoney;
+    Ok(AppJson(OverviewBody {
+        bank_balance: m(o.bank_balance),
+        card_debt: m(o.card_debt),
+        open_bills_total: m(o.open_bills_total),
+        net_worth: m(o.net_worth),
+        next_bills: o
+            .next_bills
+            .into_iter()
+            .map(|b| NextBillBody {
+                projected_bill_id: b.projected_bill_id,
+                card_account_id: b.card_account_id.to_string(),
+                description: b.description,
+                amount: m(b.amount),
+                due_date: format_date(b.due_date),
+                amount_is_estimate: b.amount_is_estimate,
+            })
+            .collect(),
+        month: MonthBody {
+            receitas: m(o.month.receitas),
+            despesas: m(o.month.despesas),
+            resultado: m(o.month.resultado),
+        },
+        saldo_previsto: ForecastBody {
+            base: m(o.saldo_previsto.base),
+            expected_in: m(o.saldo_previsto.expected_in),
+            committed_out: CommittedBody {
+                bills: m(o.saldo_previsto.committed_out.bills),
+                installments: m(o.saldo_previsto.committed_out.installments),
+                subscriptions: m(o.saldo_previsto.committed_out.subscriptions),
+                scheduled: m(o.saldo_previsto.committed_out.scheduled),
+            },
+            result: m(o.saldo_previsto.result),
+            explain: o.saldo_previsto.explain,
+        },
+    }))
+}

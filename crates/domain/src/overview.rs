@@ -1,0 +1,383 @@
+//! The one-call overview (DECISIONS §12): balance, card debt, open bills,
+//! net worth, the bills due soon, this month's result and the forecast
+//! balance of the month, each computed from the same entries the list and
+//! bills endpoints show.
+
+use jiff::ToSpan;
+use jiff::civil::Date;
+
+use crate::bills::{CardBook, CardInfo, bill_handle, sum};
+use crate::transaction::{EntryId, Transaction, TxStatus, TxType};
+use crate::{AccountId, Money};
+
+/// What the overview needs of an account.
+#[derive(Clone, Debug)]
+pub struct AccountTotal {
+    pub id: AccountId,
+    pub is_card: bool,
+    /// Not archived, not excluded from totals, in the base currency.
+    pub counts: bool,
+    pub balance: Money,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NextBill {
+    pub projected_bill_id: String,
+    pub card_account_id: AccountId,
+    pub description: String,
+    pub amount: Money,
+    pub due_date: Date,
+    pub amount_is_estimate: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MonthResult {
+    pub receitas: Money,
+    pub despesas: Money,
+    pub resultado: Money,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Committed {
+    pub bills: Money,
+    pub installments: Money,
+    pub subscriptions: Money,
+    pub scheduled: Money,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forecast {
+    pub base: Money,
+    pub expected_in: Money,
+    pub committed_out: Committed,
+    pub result: Money,
+    pub explain: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overview {
+    pub bank_balance: Money,
+    pub card_debt: Money,
+    pub open_bills_total: Money,
+    pub net_worth: Money,
+    pub next_bills: Vec<NextBill>,
+    pub month: MonthResult,
+    pub saldo_previsto: Forecast,
+}
+
+/// Days ahead that `next_bills` looks.
+pub const NEXT_BILLS_DAYS: i64 = 30;
+
+/// `R$ 1.234,56` (`-R$ 1.234,56` below zero), as a Brazilian reads money.
+pub fn brl(amount: Money) -> String {
+    let cents = amount.cents().unsigned_abs();
+    let (units, rest) = (cents / 100, cents % 100);
+    let digits = units.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push('.');
+        }
+        grouped.push(c);
+    }
+    let sign = if amount.is_negative() { "-" } else { "" };
+    format!("{sign}R$ {grouped},{rest:02}")
+}
+
+fn total<'a>(entries: impl Iterator<Item = &'a Transaction>) -> Money {
+    sum(entries.map(|t| t.state.amount))
+}
+
+fn minus(a: Money, b: Money) -> Money {
+    Money::from_cents(a.cents().saturating_sub(b.cents()))
+}
+
+fn is_bill(entry: &Transaction) -> bool {
+    matches!(
+        entry.id,
+        EntryId::Projected(crate::projection::Handle::Bill { .. })
+    )
+}
+
+/// Computes the overview.
+/// - `accounts`: every account with its balance;
+/// - `cards`: each card's book (whole history and future);
+/// - `month_entries`: the cashflow view of the current month, visible
+///   entries, stored and projected, of every account;
+/// - `month_end`: the last day of the current month.
+pub fn overview(
+    accounts: &[AccountTotal],
+    cards: &[(AccountId, &CardInfo, &CardBook)],
+    month_entries: &[Transaction],
+    today: Date,
+    month_end: Date,
+) -> Overview {
+    let counting = |id: &AccountId| accounts.iter().any(|a| a.id == *id && a.counts);
+    let counting_bank = |id: &AccountId| {
+        accounts
+            .iter()
+            .any(|a| a.id == *id && a.counts && !a.is_card)
+    };
+    let bank_balance = sum(accounts
+        .iter()
+        .filter(|a| a.counts && !a.is_card)
+        .map(|a| a.balance));
+    let cards: Vec<&(AccountId, &CardInfo, &CardBook)> =
+        cards.iter().filter(|(id, ..)| counting(id)).collect();
+    let card_debt = sum(cards.iter().map(|(_, _, book)| book.used_limit(today)));
+    let open_bills_total = sum(cards
+        .iter()
+        .map(|(_, _, book)| book.open_bills_total(today)));
+    let soon = today
+        .checked_add(NEXT_BILLS_DAYS.days())
+        .unwrap_or(Date::MAX);
+    let mut next_bills: Vec<NextBill> = cards
+        .iter()
+        .flat_map(|(id, info, book)| {
+            book.due_between(today, soon, today)
+                .into_iter()
+                .filter(|b| b.outstanding.is_positive())
+                .map(|b| NextBill {
+                    projected_bill_id: bill_handle(*id, b.cycle.month).to_string(),
+                    card_account_id: *id,
+                    description: format!("Fatura {}", info.title),
+                    amount: b.outstanding,
+                    due_date: b.cycle.due,
+                    amount_is_estimate: b.amount_is_estimate,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    next_bills.sort_by(|a, b| {
+        (a.due_date, &a.projected_bill_id).cmp(&(b.due_date, &b.projected_bill_id))
+    });
+
+    let in_month: Vec<&Transaction> = month_entries
+        .iter()
+        .filter(|t| counting(&t.account_id))
+        .collect();
+    let of_type = |tx_type| {
+        in_month
+            .iter()
+            .copied()
+            .filter(move |t| t.state.tx_type == tx_type)
+    };
+    let receitas = total(of_type(TxType::Credit));
+    let despesas = total(of_type(TxType::Debit));
+    let month = MonthResult {
+        receitas,
+        despesas,
+        resultado: minus(receitas, despesas),
+    };
+
+    // The forecast: bank accounts that count, entries not yet POSTED; the
+    // bills come from the cards (overdue ones too).
+    let pending: Vec<&Transaction> = month_entries
+        .iter()
+        .filter(|t| {
+            counting_bank(&t.account_id) && t.state.status != TxStatus::Posted && !is_bill(t)
+        })
+        .collect();
+    let debits = || {
+        pending
+            .iter()
+            .copied()
+            .filter(|t| t.state.tx_type == TxType::Debit)
+    };
+    let expected_in = total(
+        pending
+            .iter()
+            .copied()
+            .filter(|t| t.state.tx_type == TxType::Credit),
+    );
+    let installments = total(debits().filter(|t| t.installment.is_some()));
+    let subscriptions =
+        total(debits().filter(|t| t.installment.is_none() && t.recurrence_id.is_some()));
+    let scheduled = total(debits().filter(|t| {
+        t.installment.is_none() && t.recurrence_id.is_none() && t.id.stored().is_some()
+    }));
+    let bills = sum(cards.iter().flat_map(|(_, _, book)| {
+        book.started(today)
+            .into_iter()
+            .filter(|b| b.cycle.due <= month_end)
+            .map(|b| b.outstanding)
+            .collect::<Vec<_>>()
+    }));
+    let committed = sum([bills, installments, subscriptions, scheduled].into_iter());
+    let result = minus(
+        Money::from_cents(bank_balance.cents().saturating_add(expected_in.cents())),
+        committed,
+    );
+    let explain = vec![
+        format!("Saldo atual em contas: {}", brl(bank_balance)),
+        format!("Receitas previstas no mês: {}", brl(expected_in)),
+        format!("Faturas a pagar: {}", brl(bills)),
+        format!("Parcelas a pagar: {}", brl(installments)),
+        format!("Assinaturas e contas recorrentes: {}", brl(subscriptions)),
+        format!("Outros lançamentos agendados: {}", brl(scheduled)),
+        format!("Saldo previsto no fim do mês: {}", brl(result)),
+    ];
+    Overview {
+        bank_balance,
+        card_debt,
+        open_bills_total,
+        net_worth: minus(bank_balance, card_debt),
+        next_bills,
+        month,
+        saldo_previsto: Forecast {
+            base: bank_balance,
+            expected_in,
+            committed_out: Committed {
+                bills,
+                installments,
+                subscriptions,
+                scheduled,
+            },
+            result,
+            explain,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bills::{DayTotal, Payment};
+    use crate::card::{BillMonth, Cycles};
+    use crate::transaction::{Source, TransactionState};
+    use crate::{TransactionId, UserId};
+    use jiff::civil::date;
+
+    #[test]
+    fn brl_groups_thousands_with_dots() {
+        assert_eq!(brl(Money::from_cents(123_456)), "R$ 1.234,56");
+        assert_eq!(brl(Money::from_cents(5)), "R$ 0,05");
+        assert_eq!(brl(Money::from_cents(-100_000_000)), "-R$ 1.000.000,00");
+        assert_eq!(brl(Money::ZERO), "R$ 0,00");
+    }
+
+    fn entry(account: AccountId, tx_type: TxType, status: TxStatus, cents: i64) -> Transaction {
+        Transaction {
+            id: EntryId::Stored(TransactionId::new()),
+            user_id: UserId::new(),
+            account_id: account,
+            currency: "BRL".into(),
+            state: TransactionState {
+                date: date(2026, 11, 25),
+                tx_type,
+                status,
+                amount: Money::from_cents(cents),
+                description: "x".into(),
+                notes: None,
+                category_id: None,
+                tag_ids: Vec::new(),
+                hide_from_results: false,
+            },
+            tags: Vec::new(),
+            bill_to_account_id: None,
+            recurrence_id: None,
+            recurrence_period_date: None,
+            installment: None,
+            transfer_group_id: None,
+            created_by_user: true,
+            source: Source::Api,
+            card_number: None,
+            holder: None,
+            holder_is_me: false,
+            original_description: None,
+            receipt_name: None,
+            open_finance: false,
+            created_at: jiff::Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn forecast_adds_up_its_terms() {
+        let (bank, excluded, card) = (AccountId::new(), AccountId::new(), AccountId::new());
+        let accounts = [
+            AccountTotal {
+                id: bank,
+                is_card: false,
+                counts: true,
+                balance: Money::from_cents(500_000),
+            },
+            AccountTotal {
+                id: excluded,
+                is_card: false,
+                counts: false,
+                balance: Money::from_cents(99_900),
+            },
+            AccountTotal {
+                id: card,
+                is_card: true,
+                counts: true,
+                balance: Money::from_cents(-30_000),
+            },
+        ];
+        let info = CardInfo {
+            title: "Nu".into(),
+            cycles: Cycles::new(3, 10),
+            pay_from: Some(bank),
+            limit: Money::from_cents(1_000_000),
+        };
+        // November bill (Oct 4..Nov 3) 300.00, 100.00 paid; December open 50.00.
+        let book = CardBook::new(
+            info.cycles,
+            &[
+                DayTotal {
+                    date: date(2026, 10, 10),
+                    tx_type: TxType::Debit,
+                    installment: false,
+                    amount: Money::from_cents(30_000),
+                },
+                DayTotal {
+                    date: date(2026, 11, 20),
+                    tx_type: TxType::Debit,
+                    installment: false,
+                    amount: Money::from_cents(5_000),
+                },
+            ],
+            &[],
+            vec![Payment {
+                id: TransactionId::new(),
+                month: BillMonth {
+                    year: 2026,
+                    month: 11,
+                },
+                amount: Money::from_cents(10_000),
+            }],
+        );
+        let entries = [
+            entry(bank, TxType::Credit, TxStatus::Pending, 700_000),
+            entry(bank, TxType::Debit, TxStatus::Pending, 20_000),
+            entry(bank, TxType::Debit, TxStatus::Posted, 1_000),
+            entry(excluded, TxType::Credit, TxStatus::Pending, 123),
+        ];
+        let o = overview(
+            &accounts,
+            &[(card, &info, &book)],
+            &entries,
+            date(2026, 11, 22),
+            date(2026, 11, 30),
+        );
+        assert_eq!(o.bank_balance, Money::from_cents(500_000));
+        assert_eq!(o.open_bills_total, Money::from_cents(25_000));
+        assert_eq!(o.card_debt, Money::from_cents(25_000));
+        assert_eq!(o.net_worth, Money::from_cents(475_000));
+        assert_eq!(o.month.receitas, Money::from_cents(700_000));
+        assert_eq!(o.month.despesas, Money::from_cents(21_000));
+        let f = &o.saldo_previsto;
+        assert_eq!(f.expected_in, Money::from_cents(700_000));
+        assert_eq!(
+            f.committed_out.bills,
+            Money::from_cents(20_000),
+            "overdue November only"
+        );
+        assert_eq!(f.committed_out.scheduled, Money::from_cents(20_000));
+        assert_eq!(f.result, Money::from_cents(500_000 + 700_000 - 40_000));
+        assert_eq!(f.explain[2], "Faturas a pagar: R$ 200,00");
+        assert_eq!(o.next_bills.len(), 1);
+        assert_eq!(o.next_bills[0].due_date, date(2026, 12, 10));
+        assert_eq!(o.next_bills[0].amount, Money::from_cents(5_000));
+    }
+}
