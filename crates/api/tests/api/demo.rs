@@ -54,9 +54,12 @@ async fn paid_bills_are_the_bills_the_api_computes(backend: Backend) {
         .expect("import");
 
     let (mut partial, mut split) = (0, 0);
+    // Outstanding of unpaid bills whose cycle has started (DECISIONS §12).
+    let mut open_total = Money::ZERO;
+    let mut next_bills = 0;
     for card in &setup.accounts.cards {
         let expected = demo::bill_amounts(card, &batch, today);
-        let bills = bills(&app, &card.id.to_string(), 5, "2027-12-31").await;
+        let bills = bills(&app, &card.id.to_string(), 6, "2027-12-31").await;
         let mut seen: BTreeMap<BillMonth, Money> = BTreeMap::new();
         for bill in &bills {
             let month = month_of(&bill["due_date"]);
@@ -70,6 +73,13 @@ async fn paid_bills_are_the_bills_the_api_computes(backend: Backend) {
                 let want = expected.get(&month).copied().unwrap_or(Money::ZERO);
                 assert_eq!(amount, want, "{} {bill}", card.title);
                 seen.insert(month, amount);
+            }
+            let started = bill["cycle_start_date"].as_str().expect("start") <= TODAY;
+            if started && status != "paga" {
+                let paid = bill_paid(&app, bill).await;
+                let left = amount.checked_sub(paid).expect("outstanding");
+                open_total = open_total.checked_add(left).expect("total");
+                next_bills += usize::from(due >= TODAY && due <= "2026-12-22");
             }
             if due < TODAY && amount.is_positive() {
                 match (status, payments) {
@@ -93,6 +103,28 @@ async fn paid_bills_are_the_bills_the_api_computes(backend: Backend) {
         );
     }
     assert_eq!((split, partial), (1, 1));
+
+    // The overview adds up the same bills.
+    let overview = app.get("/v1/overview").await;
+    let overview = overview.ok(200);
+    assert_eq!(money(&overview["open_bills_total"]), open_total);
+    assert!(open_total.is_positive());
+    let listed = overview["next_bills"].as_array().expect("next_bills").len();
+    assert_eq!(listed, next_bills);
+    assert_eq!(listed, 3, "each card has a bill due in the next 30 days");
+    assert!(money(&overview["card_debt"]).is_positive());
+}
+
+/// What was paid against a bill: the amounts of its settling payments.
+async fn bill_paid(app: &TestApp, bill: &Value) -> Money {
+    let mut paid = Money::ZERO;
+    for id in bill["settled_payment_ids"].as_array().expect("ids") {
+        let id = id.as_str().expect("id");
+        let body = app.get(&format!("/v1/transactions/{id}")).await;
+        let amount = money(&body.ok(200)["transaction"]["amount"]);
+        paid = paid.checked_add(amount).expect("sum");
+    }
+    paid
 }
 
 on_both_backends!(paid_bills_are_the_bills_the_api_computes);
