@@ -79,7 +79,7 @@ async fn paid_bills_are_the_bills_the_api_computes(backend: Backend) {
                 let paid = bill_paid(&app, bill).await;
                 let left = amount.checked_sub(paid).expect("outstanding");
                 open_total = open_total.checked_add(left).expect("total");
-                next_bills += usize::from(due >= TODAY && due <= "2026-12-22");
+                next_bills += usize::from((TODAY..="2026-12-22").contains(&due));
             }
             if due < TODAY && amount.is_positive() {
                 match (status, payments) {
