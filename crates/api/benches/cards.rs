@@ -8,7 +8,11 @@
 //! - `cashflow/N`: `GET /v1/transactions?view=cashflow`, one page of 50 over
 //!   a 366-day window ending today (card bills stand in for card rows);
 //! - `bills/N`: `GET /v1/cards/{id}/bills` for twelve calendar months (the
-//!   month ten months back through next month) on the busiest card.
+//!   month ten months back through next month) on the busiest card;
+//! - `overview_parts/*/N`: what the overview reads, each alone:
+//!   `cards::whole_books` (every card's bills and future installments),
+//!   the current month's cashflow entries (`ledger::page` over the month,
+//!   every entry), and `Store::list_accounts` (balances).
 //!
 //! The store caches per user until their next write; before measuring,
 //! the setup prints what each request costs right after a write.
@@ -31,11 +35,12 @@ use tower::ServiceExt;
 
 use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
 use cofre_api::rate_limit::MemoryLimiter;
-use cofre_api::{ApiConfig, AppState, admin};
+use cofre_api::{ApiConfig, AppState, admin, cards, ledger};
 use cofre_domain::UserId;
 use cofre_domain::account::AccountType;
 use cofre_domain::auth::Scope;
 use cofre_domain::time::{Clock, format_date};
+use cofre_domain::transaction::{PageRequest, TransactionFilter};
 use cofre_store::{ImportBatch, SqliteStore, Store};
 
 const SIZES: [usize; 3] = [10_000, 50_000, 100_000];
@@ -59,6 +64,7 @@ struct Dataset {
     store: Arc<dyn Store>,
     user: UserId,
     now: Timestamp,
+    today: Date,
     app: axum::Router,
     auth: String,
     overview: String,
@@ -155,6 +161,7 @@ async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
         store,
         user,
         now,
+        today,
         app: cofre_api::router(state),
         auth: format!("Bearer {}", key.token),
         overview: "/v1/overview".to_owned(),
@@ -228,7 +235,7 @@ fn describe(body: &[u8]) -> String {
     }
 }
 
-fn cards(c: &mut Criterion) {
+fn card_endpoints(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -273,10 +280,7 @@ fn cards(c: &mut Criterion) {
             continue;
         }
         let mut group = c.benchmark_group(name);
-        group
-            .sample_size(30)
-            .warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3));
+        configure(&mut group);
         for data in &datasets {
             group.bench_with_input(BenchmarkId::from_parameter(data.rows), data, |b, data| {
                 b.to_async(&rt).iter(|| async {
@@ -287,8 +291,78 @@ fn cards(c: &mut Criterion) {
             });
         }
         group.finish();
+        if let Call::Overview = which {
+            overview_parts(c, &rt, &datasets);
+        }
     }
 }
 
-criterion_group!(benches, cards);
+/// The current month's cashflow entries, as the overview reads them.
+async fn month_entries(data: &Dataset) -> usize {
+    let filter = TransactionFilter {
+        cashflow: true,
+        ..TransactionFilter::window(data.today.first_of_month(), data.today.last_of_month())
+    };
+    let request = PageRequest {
+        limit: 100_000,
+        after: None,
+    };
+    ledger::page(
+        data.store.as_ref(),
+        data.user,
+        &filter,
+        &request,
+        data.today,
+    )
+    .await
+    .expect("month")
+    .items
+    .len()
+}
+
+fn overview_parts(c: &mut Criterion, rt: &tokio::runtime::Runtime, datasets: &[Dataset]) {
+    for data in datasets {
+        eprintln!(
+            "overview_parts {} rows: the month has {} cashflow entries",
+            data.rows,
+            rt.block_on(month_entries(data))
+        );
+    }
+    let mut group = c.benchmark_group("overview_parts");
+    configure(&mut group);
+    for data in datasets {
+        let (store, user, today) = (data.store.as_ref(), data.user, data.today);
+        group.bench_with_input(BenchmarkId::new("whole_books", data.rows), data, |b, _| {
+            b.to_async(rt).iter(|| async {
+                let books = cards::whole_books(store, user, today).await.expect("books");
+                books.cards.len()
+            });
+        });
+        group.bench_with_input(
+            BenchmarkId::new("month_cashflow", data.rows),
+            data,
+            |b, data| {
+                b.to_async(rt).iter(|| month_entries(data));
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("list_accounts", data.rows),
+            data,
+            |b, _| {
+                b.to_async(rt)
+                    .iter(|| async { store.list_accounts(user).await.expect("accounts").len() });
+            },
+        );
+    }
+    group.finish();
+}
+
+fn configure<M: criterion::measurement::Measurement>(group: &mut criterion::BenchmarkGroup<'_, M>) {
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+}
+
+criterion_group!(benches, card_endpoints);
 criterion_main!(benches);
