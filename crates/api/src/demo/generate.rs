@@ -79,13 +79,51 @@ pub fn generate(
 
     let salaries = monthly_rows(&mut b);
 
-    // Rules, and a few of their occurrences stored (confirmed by the user).
     let rules = make_rules(&mut b, spec.rules, user, now);
+    let plans = make_plans(&mut b, spec.plans, user, now);
+    series_rows(&mut b, &rules, &plans);
+
+    // Everyday rows fill the rest, but for the bill payments, whose number
+    // is known now and whose amounts once the card rows are all made.
+    let bills = due_bills(&accounts.cards, card_start, today);
+    let budget = spec.rows.saturating_sub(payment_rows(&bills));
+    while b.rows.len() < budget {
+        b.everyday(true, budget);
+    }
+    pay_bills(&mut b, &bills, &rules, &plans);
+
+    // A bill with nothing to pay left its rows unused: top up off the
+    // cards, so no bill changes.
+    while b.rows.len() < spec.rows {
+        b.everyday(false, spec.rows);
+    }
+
+    raise_salaries(&mut b.rows, &salaries, accounts.checking);
+    Ok(ImportBatch {
+        rows: b.rows,
+        rules,
+        plans,
+    })
+}
+
+/// The stored entries of rules and plans. On a card everything up to
+/// today is stored, as on a card statement (so a card's balance is what
+/// its unpaid bills owe), but for one cheap subscription in eight and one
+/// purchase in twenty, left projected as the API leaves them until they
+/// are confirmed: a few paid bills hold projected entries. Elsewhere the
+/// last one or two occurrences of a quarter of the rules, installment 1 of
+/// every plan (as the API stores it) and every installment up to today of
+/// a third of them.
+fn series_rows(b: &mut Builder<'_>, rules: &[RecurrenceRule], plans: &[InstallmentPlan]) {
+    let today = b.today;
+    let setup = b.setup;
     for (i, rule) in rules.iter().enumerate() {
-        if i % 4 != 0 {
-            continue;
-        }
-        let keep = 1 + (i / 4) % 2;
+        let on_card = setup.accounts.is_card(rule.account_id);
+        let keep = match (on_card, i % 8 == 1, i % 4 == 0) {
+            (true, false, _) => usize::MAX,
+            (false, _, true) => 1 + (i / 4) % 2,
+            _ => 0,
+        };
         let dates: Vec<Date> = rule
             .schedule
             .descending(rule.schedule.start, today)
@@ -94,7 +132,12 @@ pub fn generate(
             .collect();
         for date in dates {
             let t = &rule.template;
-            let cents = t.amount.cents() + b.rng.range(0, t.amount.cents() / 20);
+            // Bank debits vary a little (a bill); a card subscription does not.
+            let cents = if on_card {
+                t.amount.cents()
+            } else {
+                t.amount.cents() + b.rng.range(0, t.amount.cents() / 20)
+            };
             let link = SeriesLink::Recurrence {
                 rule_id: rule.id,
                 period_date: date,
@@ -111,12 +154,12 @@ pub fn generate(
             );
         }
     }
-
-    // Installment purchases: installment 1 stored (as the API does), and
-    // for a third of them every installment up to today.
-    let plans = make_plans(&mut b, spec.plans, user, now);
     for (i, plan) in plans.iter().enumerate() {
-        let upto = if i % 3 == 0 { plan.count } else { 1 };
+        let upto = match (setup.accounts.is_card(plan.account_id), i) {
+            (true, i) if i % 20 != 7 => plan.count,
+            (false, i) if i % 3 == 0 => plan.count,
+            _ => 1,
+        };
         for number in 1..=upto {
             let Some(date) = plan.date_of(number) else {
                 continue;
@@ -144,28 +187,6 @@ pub fn generate(
             }
         }
     }
-
-    // Everyday rows fill the rest, but for the bill payments, whose number
-    // is known now and whose amounts once the card rows are all made.
-    let bills = due_bills(&accounts.cards, card_start, today);
-    let budget = spec.rows.saturating_sub(payment_rows(&bills));
-    while b.rows.len() < budget {
-        b.everyday(true, budget);
-    }
-    pay_bills(&mut b, &bills, &rules, &plans);
-
-    // A bill with nothing to pay left its rows unused: top up off the
-    // cards, so no bill changes.
-    while b.rows.len() < spec.rows {
-        b.everyday(false, spec.rows);
-    }
-
-    raise_salaries(&mut b.rows, &salaries, accounts.checking);
-    Ok(ImportBatch {
-        rows: b.rows,
-        rules,
-        plans,
-    })
 }
 
 /// Salary, rent, utilities, savings and its interest, every month of the

@@ -340,3 +340,37 @@ fn same_seed_same_content() {
     assert_eq!(states(&a), states(&b));
     assert_ne!(states(&a), states(&c));
 }
+
+#[test]
+fn cards_owe_their_unpaid_bills() {
+    let (setup, batch) = heavy();
+    // Everything past on a card is stored, so its balance (POSTED rows) is
+    // debt: the open bill and what is left of the partly paid one.
+    for card in &setup.accounts.cards {
+        let balance: i64 = batch
+            .rows
+            .iter()
+            .filter(|r| r.account_id == card.id && r.state.status == TxStatus::Posted)
+            .map(|r| match r.state.tx_type {
+                TxType::Debit => -r.state.amount.cents(),
+                TxType::Credit => r.state.amount.cents(),
+            })
+            .sum();
+        assert!(balance < 0, "{}: {balance}", card.title);
+    }
+    // But for a few entries left projected, which some paid bills hold.
+    let stored: Vec<SeriesLink> = batch.rows.iter().map(|r| r.link).collect();
+    let projected_past = batch
+        .plans
+        .iter()
+        .flat_map(|p| (1..=p.count).map(move |number| (p, number)))
+        .filter(|(p, number)| {
+            let link = SeriesLink::Installment {
+                purchase_id: p.id,
+                number: *number,
+            };
+            p.date_of(*number).is_some_and(|d| d < TODAY) && !stored.contains(&link)
+        })
+        .count();
+    assert!(projected_past > 0);
+}
