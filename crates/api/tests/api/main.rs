@@ -11,6 +11,7 @@ mod categories;
 mod listing;
 mod open_finance;
 mod operations;
+mod overview;
 mod profile;
 mod projections;
 mod receipts;
