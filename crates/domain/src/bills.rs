@@ -324,13 +324,21 @@ impl CardBook {
     }
 
     /// The used limit: every unpaid bill whose cycle has started, plus
-    /// every installment of the bills after the open one.
+    /// every installment of the bills after the open one (less what was
+    /// already paid against such a bill: paying ahead frees the limit).
     pub fn used_limit(&self, today: Date) -> Money {
         let current = self.cycles.month_of(today);
         let later: i64 = self
             .installments
             .range(current.next()..)
-            .fold(0_i64, |s, (_, cents)| s.saturating_add(*cents));
+            .map(|(month, cents)| {
+                let paid = self.payments.get(month).map_or(0_i64, |list| {
+                    list.iter()
+                        .fold(0_i64, |s, p| s.saturating_add(p.amount.cents()))
+                });
+                cents.saturating_sub(paid).max(0)
+            })
+            .fold(0_i64, i64::saturating_add);
         Money::from_cents(self.open_bills_total(today).cents().saturating_add(later))
     }
 }
@@ -411,6 +419,28 @@ mod tests {
         assert_eq!(b.used_limit(today), Money::from_cents(28_000));
         let months: Vec<BillMonth> = b.started(today).iter().map(|x| x.cycle.month).collect();
         assert_eq!(months, [m(2026, 10), m(2026, 11), m(2026, 12)]);
+    }
+
+    #[test]
+    fn paying_a_later_bill_ahead_frees_the_limit() {
+        let today = date(2026, 11, 22);
+        let mut b = book();
+        b.payments.entry(m(2027, 2)).or_default().push(Payment {
+            id: TransactionId::new(),
+            month: m(2027, 2),
+            amount: Money::from_cents(1_000),
+        });
+        assert_eq!(b.used_limit(today), Money::from_cents(27_000));
+        b.payments.entry(m(2027, 2)).or_default().push(Payment {
+            id: TransactionId::new(),
+            month: m(2027, 2),
+            amount: Money::from_cents(9_000),
+        });
+        assert_eq!(
+            b.used_limit(today),
+            Money::from_cents(25_000),
+            "never below zero"
+        );
     }
 
     #[test]
