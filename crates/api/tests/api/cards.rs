@@ -459,7 +459,7 @@ async fn deleting_a_bill_hides_it(backend: Backend) {
             .map(|b| b["projected_bill_id"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(next(app.get("/v1/overview").await.ok(200)), [dec.clone()]);
+    assert_eq!(next(app.get("/v1/overview").await.ok(200)), [dec.as_str()]);
     app.delete(&format!("/v1/transactions/{dec}")).await.ok(200);
     assert!(next(app.get("/v1/overview").await.ok(200)).is_empty());
 }
