@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::card::{BillMonth, BillStatus, Cycle, Cycles, outstanding, status};
 use crate::projection::Handle;
-use crate::transaction::{EntryId, Source, Transaction, TransactionState, TxStatus, TxType};
+use crate::transaction::{EntryId, Transaction, TransactionState, TxStatus, TxType};
 use crate::{AccountId, CategoryId, Money, TransactionId, UserId};
 
 /// The seeded system category "Pagamento de fatura" (fixed id everywhere).
@@ -120,38 +120,23 @@ pub fn bill_entry(
     currency: &str,
     bill: &Bill,
 ) -> Transaction {
-    Transaction {
-        id: EntryId::Projected(bill_handle(card_id, bill.cycle.month)),
-        user_id: user,
-        account_id: card.paying_account(card_id),
-        currency: currency.to_owned(),
-        state: TransactionState {
-            date: bill.cycle.due,
-            tx_type: TxType::Debit,
-            status: TxStatus::Pending,
-            amount: bill.outstanding,
-            description: format!("Fatura {}", card.title),
-            notes: None,
-            category_id: Some(BILL_PAYMENT_CATEGORY),
-            tag_ids: Vec::new(),
-            hide_from_results: false,
-        },
-        tags: Vec::new(),
-        bill_to_account_id: Some(card_id),
-        recurrence_id: None,
-        recurrence_period_date: None,
-        installment: None,
-        transfer_group_id: None,
-        created_by_user: false,
-        source: Source::Api,
-        card_number: None,
-        holder: None,
-        holder_is_me: false,
-        original_description: None,
-        receipt_name: None,
-        open_finance: false,
-        created_at: jiff::Timestamp::UNIX_EPOCH,
-    }
+    let state = TransactionState {
+        date: bill.cycle.due,
+        tx_type: TxType::Debit,
+        status: TxStatus::Pending,
+        amount: bill.outstanding,
+        description: format!("Fatura {}", card.title),
+        notes: None,
+        category_id: Some(BILL_PAYMENT_CATEGORY),
+        tag_ids: Vec::new(),
+        hide_from_results: false,
+    };
+    let id = EntryId::Projected(bill_handle(card_id, bill.cycle.month));
+    let account = card.paying_account(card_id);
+    let mut entry = Transaction::plain(id, user, account, currency.to_owned(), state);
+    entry.bill_to_account_id = Some(card_id);
+    entry.created_by_user = false;
+    entry
 }
 
 /// A card's stored rows of one day and type, payment legs left out.

@@ -254,7 +254,7 @@ mod tests {
     use super::*;
     use crate::bills::{DayTotal, Payment};
     use crate::card::{BillMonth, Cycles};
-    use crate::transaction::{Source, TransactionState};
+    use crate::transaction::TransactionState;
     use crate::{TransactionId, UserId};
     use jiff::civil::date;
 
@@ -267,38 +267,19 @@ mod tests {
     }
 
     fn entry(account: AccountId, tx_type: TxType, status: TxStatus, cents: i64) -> Transaction {
-        Transaction {
-            id: EntryId::Stored(TransactionId::new()),
-            user_id: UserId::new(),
-            account_id: account,
-            currency: "BRL".into(),
-            state: TransactionState {
-                date: date(2026, 11, 25),
-                tx_type,
-                status,
-                amount: Money::from_cents(cents),
-                description: "x".into(),
-                notes: None,
-                category_id: None,
-                tag_ids: Vec::new(),
-                hide_from_results: false,
-            },
-            tags: Vec::new(),
-            bill_to_account_id: None,
-            recurrence_id: None,
-            recurrence_period_date: None,
-            installment: None,
-            transfer_group_id: None,
-            created_by_user: true,
-            source: Source::Api,
-            card_number: None,
-            holder: None,
-            holder_is_me: false,
-            original_description: None,
-            receipt_name: None,
-            open_finance: false,
-            created_at: jiff::Timestamp::UNIX_EPOCH,
-        }
+        let state = TransactionState {
+            date: date(2026, 11, 25),
+            tx_type,
+            status,
+            amount: Money::from_cents(cents),
+            description: "x".into(),
+            notes: None,
+            category_id: None,
+            tag_ids: Vec::new(),
+            hide_from_results: false,
+        };
+        let id = EntryId::Stored(TransactionId::new());
+        Transaction::plain(id, UserId::new(), account, "BRL".into(), state)
     }
 
     #[test]
