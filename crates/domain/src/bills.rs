@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::card::{BillMonth, BillStatus, Cycle, Cycles, outstanding, status};
 use crate::projection::Handle;
-use crate::transaction::{EntryId, Source, Transaction, TransactionState, TxStatus, TxType};
+use crate::transaction::{EntryId, Transaction, TransactionState, TxStatus, TxType};
 use crate::{AccountId, CategoryId, Money, TransactionId, UserId};
 
 /// The seeded system category "Pagamento de fatura" (fixed id everywhere).
@@ -120,38 +120,23 @@ pub fn bill_entry(
     currency: &str,
     bill: &Bill,
 ) -> Transaction {
-    Transaction {
-        id: EntryId::Projected(bill_handle(card_id, bill.cycle.month)),
-        user_id: user,
-        account_id: card.paying_account(card_id),
-        currency: currency.to_owned(),
-        state: TransactionState {
-            date: bill.cycle.due,
-            tx_type: TxType::Debit,
-            status: TxStatus::Pending,
-            amount: bill.outstanding,
-            description: format!("Fatura {}", card.title),
-            notes: None,
-            category_id: Some(BILL_PAYMENT_CATEGORY),
-            tag_ids: Vec::new(),
-            hide_from_results: false,
-        },
-        tags: Vec::new(),
-        bill_to_account_id: Some(card_id),
-        recurrence_id: None,
-        recurrence_period_date: None,
-        installment: None,
-        transfer_group_id: None,
-        created_by_user: false,
-        source: Source::Api,
-        card_number: None,
-        holder: None,
-        holder_is_me: false,
-        original_description: None,
-        receipt_name: None,
-        open_finance: false,
-        created_at: jiff::Timestamp::UNIX_EPOCH,
-    }
+    let state = TransactionState {
+        date: bill.cycle.due,
+        tx_type: TxType::Debit,
+        status: TxStatus::Pending,
+        amount: bill.outstanding,
+        description: format!("Fatura {}", card.title),
+        notes: None,
+        category_id: Some(BILL_PAYMENT_CATEGORY),
+        tag_ids: Vec::new(),
+        hide_from_results: false,
+    };
+    let id = EntryId::Projected(bill_handle(card_id, bill.cycle.month));
+    let account = card.paying_account(card_id);
+    let mut entry = Transaction::plain(id, user, account, currency.to_owned(), state);
+    entry.bill_to_account_id = Some(card_id);
+    entry.created_by_user = false;
+    entry
 }
 
 /// A card's stored rows of one day and type, payment legs left out.
@@ -324,13 +309,21 @@ impl CardBook {
     }
 
     /// The used limit: every unpaid bill whose cycle has started, plus
-    /// every installment of the bills after the open one.
+    /// every installment of the bills after the open one (less what was
+    /// already paid against such a bill: paying ahead frees the limit).
     pub fn used_limit(&self, today: Date) -> Money {
         let current = self.cycles.month_of(today);
         let later: i64 = self
             .installments
             .range(current.next()..)
-            .fold(0_i64, |s, (_, cents)| s.saturating_add(*cents));
+            .map(|(month, cents)| {
+                let paid = self.payments.get(month).map_or(0_i64, |list| {
+                    list.iter()
+                        .fold(0_i64, |s, p| s.saturating_add(p.amount.cents()))
+                });
+                cents.saturating_sub(paid).max(0)
+            })
+            .fold(0_i64, i64::saturating_add);
         Money::from_cents(self.open_bills_total(today).cents().saturating_add(later))
     }
 }
@@ -411,6 +404,28 @@ mod tests {
         assert_eq!(b.used_limit(today), Money::from_cents(28_000));
         let months: Vec<BillMonth> = b.started(today).iter().map(|x| x.cycle.month).collect();
         assert_eq!(months, [m(2026, 10), m(2026, 11), m(2026, 12)]);
+    }
+
+    #[test]
+    fn paying_a_later_bill_ahead_frees_the_limit() {
+        let today = date(2026, 11, 22);
+        let mut b = book();
+        b.payments.entry(m(2027, 2)).or_default().push(Payment {
+            id: TransactionId::new(),
+            month: m(2027, 2),
+            amount: Money::from_cents(1_000),
+        });
+        assert_eq!(b.used_limit(today), Money::from_cents(27_000));
+        b.payments.entry(m(2027, 2)).or_default().push(Payment {
+            id: TransactionId::new(),
+            month: m(2027, 2),
+            amount: Money::from_cents(9_000),
+        });
+        assert_eq!(
+            b.used_limit(today),
+            Money::from_cents(25_000),
+            "never below zero"
+        );
     }
 
     #[test]

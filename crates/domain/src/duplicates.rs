@@ -97,43 +97,24 @@ pub fn find(rows: Vec<Transaction>) -> Vec<DuplicateGroup> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transaction::{EntryId, Source, TransactionState, TxStatus, TxType};
+    use crate::transaction::{EntryId, TransactionState, TxStatus, TxType};
     use crate::{AccountId, Money, TransactionId, UserId};
     use jiff::civil::date;
 
     fn row(description: &str, cents: i64, tx_type: TxType, day: Date) -> Transaction {
-        Transaction {
-            id: EntryId::Stored(TransactionId::new()),
-            user_id: UserId::new(),
-            account_id: AccountId::new(),
-            currency: "BRL".into(),
-            state: TransactionState {
-                date: day,
-                tx_type,
-                status: TxStatus::Posted,
-                amount: Money::from_cents(cents),
-                description: description.into(),
-                notes: None,
-                category_id: None,
-                tag_ids: Vec::new(),
-                hide_from_results: false,
-            },
-            tags: Vec::new(),
-            bill_to_account_id: None,
-            recurrence_id: None,
-            recurrence_period_date: None,
-            installment: None,
-            transfer_group_id: None,
-            created_by_user: true,
-            source: Source::Api,
-            card_number: None,
-            holder: None,
-            holder_is_me: false,
-            original_description: None,
-            receipt_name: None,
-            open_finance: false,
-            created_at: jiff::Timestamp::UNIX_EPOCH,
-        }
+        let state = TransactionState {
+            date: day,
+            tx_type,
+            status: TxStatus::Posted,
+            amount: Money::from_cents(cents),
+            description: description.into(),
+            notes: None,
+            category_id: None,
+            tag_ids: Vec::new(),
+            hide_from_results: false,
+        };
+        let id = EntryId::Stored(TransactionId::new());
+        Transaction::plain(id, UserId::new(), AccountId::new(), "BRL".into(), state)
     }
 
     fn sizes(groups: &[DuplicateGroup]) -> Vec<usize> {

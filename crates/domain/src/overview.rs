@@ -93,17 +93,24 @@ fn minus(a: Money, b: Money) -> Money {
 }
 
 fn is_bill(entry: &Transaction) -> bool {
-    matches!(
-        entry.id,
-        EntryId::Projected(crate::projection::Handle::Bill { .. })
-    )
+    bill_card(entry).is_some()
+}
+
+/// The card of a bill entry.
+fn bill_card(entry: &Transaction) -> Option<AccountId> {
+    match entry.id {
+        EntryId::Projected(crate::projection::Handle::Bill { card_id, .. }) => Some(card_id),
+        _ => None,
+    }
 }
 
 /// Computes the overview.
 /// - `accounts`: every account with its balance;
 /// - `cards`: each card's book (whole history and future);
 /// - `month_entries`: the cashflow view of the current month, visible
-///   entries, stored and projected, of every account;
+///   entries, stored and projected, of every account (the month counts
+///   those of counting accounts, and a bill entry only when its card
+///   counts too);
 /// - `month_end`: the last day of the current month.
 pub fn overview(
     accounts: &[AccountTotal],
@@ -152,9 +159,12 @@ pub fn overview(
         (a.due_date, &a.projected_bill_id).cmp(&(b.due_date, &b.projected_bill_id))
     });
 
+    // A bill entry is its card's money: it counts when the card counts
+    // too, not just the account paying it (an archived, excluded or
+    // foreign-currency card's bill stays out of the totals).
     let in_month: Vec<&Transaction> = month_entries
         .iter()
-        .filter(|t| counting(&t.account_id))
+        .filter(|t| counting(&t.account_id) && bill_card(t).is_none_or(|card| counting(&card)))
         .collect();
     let of_type = |tx_type| {
         in_month
@@ -244,7 +254,7 @@ mod tests {
     use super::*;
     use crate::bills::{DayTotal, Payment};
     use crate::card::{BillMonth, Cycles};
-    use crate::transaction::{Source, TransactionState};
+    use crate::transaction::TransactionState;
     use crate::{TransactionId, UserId};
     use jiff::civil::date;
 
@@ -257,38 +267,19 @@ mod tests {
     }
 
     fn entry(account: AccountId, tx_type: TxType, status: TxStatus, cents: i64) -> Transaction {
-        Transaction {
-            id: EntryId::Stored(TransactionId::new()),
-            user_id: UserId::new(),
-            account_id: account,
-            currency: "BRL".into(),
-            state: TransactionState {
-                date: date(2026, 11, 25),
-                tx_type,
-                status,
-                amount: Money::from_cents(cents),
-                description: "x".into(),
-                notes: None,
-                category_id: None,
-                tag_ids: Vec::new(),
-                hide_from_results: false,
-            },
-            tags: Vec::new(),
-            bill_to_account_id: None,
-            recurrence_id: None,
-            recurrence_period_date: None,
-            installment: None,
-            transfer_group_id: None,
-            created_by_user: true,
-            source: Source::Api,
-            card_number: None,
-            holder: None,
-            holder_is_me: false,
-            original_description: None,
-            receipt_name: None,
-            open_finance: false,
-            created_at: jiff::Timestamp::UNIX_EPOCH,
-        }
+        let state = TransactionState {
+            date: date(2026, 11, 25),
+            tx_type,
+            status,
+            amount: Money::from_cents(cents),
+            description: "x".into(),
+            notes: None,
+            category_id: None,
+            tag_ids: Vec::new(),
+            hide_from_results: false,
+        };
+        let id = EntryId::Stored(TransactionId::new());
+        Transaction::plain(id, UserId::new(), account, "BRL".into(), state)
     }
 
     #[test]
@@ -379,5 +370,67 @@ mod tests {
         assert_eq!(o.next_bills.len(), 1);
         assert_eq!(o.next_bills[0].due_date, date(2026, 12, 10));
         assert_eq!(o.next_bills[0].amount, Money::from_cents(5_000));
+    }
+
+    #[test]
+    fn a_bill_counts_in_the_month_only_when_its_card_counts() {
+        // Both cards' bills stand on the counting bank account in the
+        // cashflow view; only the counting card's enters the month.
+        let (bank, counted, left_out) = (AccountId::new(), AccountId::new(), AccountId::new());
+        let account = |id, is_card, counts| AccountTotal {
+            id,
+            is_card,
+            counts,
+            balance: Money::ZERO,
+        };
+        let accounts = [
+            account(bank, false, true),
+            account(counted, true, true),
+            account(left_out, true, false),
+        ];
+        let info = CardInfo {
+            title: "Cartão".into(),
+            cycles: Cycles::new(3, 10),
+            pay_from: Some(bank),
+            limit: Money::ZERO,
+        };
+        let book = CardBook::new(
+            info.cycles,
+            &[DayTotal {
+                date: date(2026, 10, 10),
+                tx_type: TxType::Debit,
+                installment: false,
+                amount: Money::from_cents(1_000),
+            }],
+            &[],
+            Vec::new(),
+        );
+        let (today, month_end) = (date(2026, 11, 22), date(2026, 11, 30));
+        let bill = book.bill(
+            BillMonth {
+                year: 2026,
+                month: 11,
+            },
+            today,
+        );
+        let user = UserId::new();
+        let entries = [
+            crate::bills::bill_entry(user, counted, &info, "BRL", &bill),
+            crate::bills::bill_entry(user, left_out, &info, "USD", &bill),
+        ];
+        assert!(entries.iter().all(|e| e.account_id == bank));
+        let o = overview(
+            &accounts,
+            &[(counted, &info, &book), (left_out, &info, &book)],
+            &entries,
+            today,
+            month_end,
+        );
+        assert_eq!(o.month.despesas, Money::from_cents(1_000));
+        assert_eq!(
+            o.saldo_previsto.committed_out.bills,
+            Money::from_cents(1_000)
+        );
+        assert_eq!(o.open_bills_total, Money::from_cents(1_000));
     }
 }

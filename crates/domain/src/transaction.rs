@@ -192,6 +192,41 @@ pub struct Transaction {
     pub created_at: Timestamp,
 }
 
+impl Transaction {
+    /// An entry with what every entry has; links, flags and bank fields
+    /// empty (an API-made, user-made entry).
+    pub fn plain(
+        id: EntryId,
+        user_id: UserId,
+        account_id: AccountId,
+        currency: String,
+        state: TransactionState,
+    ) -> Self {
+        Transaction {
+            id,
+            user_id,
+            account_id,
+            currency,
+            state,
+            tags: Vec::new(),
+            bill_to_account_id: None,
+            recurrence_id: None,
+            recurrence_period_date: None,
+            installment: None,
+            transfer_group_id: None,
+            created_by_user: true,
+            source: Source::Api,
+            card_number: None,
+            holder: None,
+            holder_is_me: false,
+            original_description: None,
+            receipt_name: None,
+            open_finance: false,
+            created_at: Timestamp::UNIX_EPOCH,
+        }
+    }
+}
+
 /// A creation request, as the client sent it.
 #[derive(Clone, Debug, Default)]
 pub struct NewTransactionInput {

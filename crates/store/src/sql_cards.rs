@@ -7,25 +7,6 @@ use cofre_domain::card::{BillMonth, PaymentLeg};
 
 use crate::CardMoney;
 
-/// Every card's money per user, valid while the user's `view_version` is
-/// the one it was loaded at.
-type CardsCache = Mutex<HashMap<UserId, (i64, Arc<HashMap<AccountId, CardMoney>>)>>;
-
-async fn view_version(
-    conn: &mut <Db as sqlx::Database>::Connection,
-    user: UserId,
-) -> StoreResult<i64> {
-    Ok(
-        sqlx::query("SELECT view_version FROM users WHERE id = $1")
-            .bind(user.to_string())
-            .fetch_optional(&mut *conn)
-            .await?
-            .map(|row| row.try_get("view_version"))
-            .transpose()?
-            .unwrap_or(-1),
-    )
-}
-
 async fn load_card_money(
     conn: &mut <Db as sqlx::Database>::Connection,
     user: UserId,
@@ -90,22 +71,11 @@ impl SqlStore {
     async fn card_money_of(&self, user: UserId) -> StoreResult<Arc<HashMap<AccountId, CardMoney>>> {
         let mut conn = self.pool.acquire().await?;
         let version = view_version(&mut conn, user).await?;
-        let cached = {
-            let cache = self.cards.lock().unwrap_or_else(|p| p.into_inner());
-            cache
-                .get(&user)
-                .filter(|(v, _)| *v == version)
-                .map(|(_, money)| money.clone())
-        };
-        if let Some(money) = cached {
+        if let Some(money) = self.cards.get(&user, version) {
             return Ok(money);
         }
         let money = Arc::new(load_card_money(&mut conn, user).await?);
-        let mut cache = self.cards.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= SOURCES_CACHE_LIMIT {
-            cache.clear();
-        }
-        cache.insert(user, (version, money.clone()));
+        self.cards.put(user, version, money.clone());
         Ok(money)
     }
 
@@ -142,20 +112,7 @@ impl SqlStore {
             (payment.card_leg, &card, &payment.card, false),
         ];
         for (id, account, state, bank_side) in legs {
-            insert_transaction(
-                &mut tx,
-                RowInsert {
-                    id,
-                    user,
-                    account,
-                    state,
-                    link: SeriesLink::None,
-                    source: Source::Api,
-                    fingerprint: None,
-                    now,
-                },
-            )
-            .await?;
+            insert_plain_row(&mut tx, id, user, account, state, now).await?;
             let leg = PaymentLeg {
                 card_id: payment.card_id,
                 month: payment.month,

@@ -27,6 +27,32 @@ async fn open_account(
     Ok(account)
 }
 
+/// Stores a row that belongs to no series, as the API makes it (one leg
+/// of a transfer or of a bill payment).
+async fn insert_plain_row(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    id: TransactionId,
+    user: UserId,
+    account: &Account,
+    state: &TransactionState,
+    now: Timestamp,
+) -> StoreResult<()> {
+    insert_transaction(
+        conn,
+        RowInsert {
+            id,
+            user,
+            account,
+            state,
+            link: SeriesLink::None,
+            source: Source::Api,
+            fingerprint: None,
+            now,
+        },
+    )
+    .await
+}
+
 /// Rows of the user's transfer group.
 async fn fetch_group(
     conn: &mut <Db as sqlx::Database>::Connection,
@@ -147,20 +173,7 @@ impl SqlStore {
             (transfer.received_id, &to, &transfer.received),
         ];
         for (id, account, state) in legs {
-            insert_transaction(
-                &mut tx,
-                RowInsert {
-                    id,
-                    user,
-                    account,
-                    state,
-                    link: SeriesLink::None,
-                    source: Source::Api,
-                    fingerprint: None,
-                    now,
-                },
-            )
-            .await?;
+            insert_plain_row(&mut tx, id, user, account, state, now).await?;
             sqlx::query("UPDATE transactions SET transfer_group_id = $2 WHERE id = $1")
                 .bind(id.to_string())
                 .bind(transfer.group_id.to_string())

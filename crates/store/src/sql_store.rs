@@ -44,18 +44,63 @@ use crate::{
 type DbRow = <Db as sqlx::Database>::Row;
 type Tx = sqlx::Transaction<'static, Db>;
 
-/// Projection sources per (user, window), valid while the user's
-/// `view_version` is the one they were loaded at.
-type SourcesCache = Mutex<HashMap<(UserId, Date, Date), (i64, Arc<ViewSources>)>>;
+/// Values loaded for a user, each valid while the user's `view_version` is
+/// the one it was loaded at: every write bumps the version, in every
+/// process, so a cached value is never older than the data.
+struct VersionedCache<K, V> {
+    entries: Mutex<HashMap<K, (i64, Arc<V>)>>,
+}
 
-/// Entries kept before the cache starts afresh.
-const SOURCES_CACHE_LIMIT: usize = 4_096;
+/// Entries a cache keeps before it starts afresh.
+const CACHE_LIMIT: usize = 4_096;
+
+impl<K, V> Default for VersionedCache<K, V> {
+    fn default() -> Self {
+        Self {
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<K: Eq + std::hash::Hash, V> VersionedCache<K, V> {
+    fn get(&self, key: &K, version: i64) -> Option<Arc<V>> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(key)
+            .filter(|(v, _)| *v == version)
+            .map(|(_, value)| value.clone())
+    }
+
+    fn put(&self, key: K, version: i64, value: Arc<V>) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= CACHE_LIMIT {
+            entries.clear();
+        }
+        entries.insert(key, (version, value));
+    }
+}
+
+/// The user's `view_version` (-1 for no such user).
+async fn view_version(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+) -> StoreResult<i64> {
+    Ok(sqlx::query("SELECT view_version FROM users WHERE id = $1")
+        .bind(user.to_string())
+        .fetch_optional(&mut *conn)
+        .await?
+        .map(|row| row.try_get("view_version"))
+        .transpose()?
+        .unwrap_or(-1))
+}
 
 #[derive(Clone)]
 pub struct SqlStore {
     pool: sqlx::Pool<Db>,
-    sources: Arc<SourcesCache>,
-    cards: Arc<CardsCache>,
+    /// Projection sources per (user, window).
+    sources: Arc<VersionedCache<(UserId, Date, Date), ViewSources>>,
+    /// Every card's money per user.
+    cards: Arc<VersionedCache<UserId, HashMap<AccountId, CardMoney>>>,
 }
 
 impl SqlStore {
@@ -1874,22 +1919,11 @@ impl Store for SqlStore {
         let mut conn = self.pool.acquire().await?;
         let version = view_version(&mut conn, user).await?;
         let key = (user, from, to);
-        let cached = {
-            let cache = self.sources.lock().unwrap_or_else(|p| p.into_inner());
-            cache
-                .get(&key)
-                .filter(|(v, _)| *v == version)
-                .map(|(_, s)| s.clone())
-        };
-        if let Some(sources) = cached {
+        if let Some(sources) = self.sources.get(&key, version) {
             return Ok(sources);
         }
         let sources = Arc::new(load_view_sources(&mut conn, user, from, to).await?);
-        let mut cache = self.sources.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= SOURCES_CACHE_LIMIT {
-            cache.clear();
-        }
-        cache.insert(key, (version, sources.clone()));
+        self.sources.put(key, version, sources.clone());
         Ok(sources)
     }
 

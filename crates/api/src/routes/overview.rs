@@ -154,7 +154,24 @@ async fn get_overview(
         .map(|(id, info, _, book)| (*id, info, book))
         .collect();
     let entries = cashflow_entries(store, user, first, last, today).await?;
-    let o = overview(&accounts, &cards, &entries, today, last);
+    let mut o = overview(&accounts, &cards, &entries, today, last);
+    // A bill hidden from the cashflow view (DELETE on its handle) is no
+    // "next bill" either: its handle names no projection any more.
+    if !o.next_bills.is_empty() {
+        let soon = o
+            .next_bills
+            .iter()
+            .map(|b| b.due_date)
+            .max()
+            .unwrap_or(today);
+        let sources = store.view_sources(user, today, soon).await?;
+        o.next_bills.retain(|b| {
+            !sources
+                .tombstones
+                .iter()
+                .any(|h| h.to_string() == b.projected_bill_id)
+        });
+    }
     let m = JsonMoney;
     Ok(AppJson(OverviewBody {
         bank_balance: m(o.bank_balance),

@@ -449,6 +449,19 @@ async fn deleting_a_bill_hides_it(backend: Backend) {
     app.delete(&format!("/v1/transactions/{nov}"))
         .await
         .problem(404, "projection_not_found");
+    // The December bill (due in 18 days) leaves next_bills once hidden.
+    let dec = handle(&w.card, "202612");
+    let next = |body: &Value| -> Vec<String> {
+        body["next_bills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["projected_bill_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(next(app.get("/v1/overview").await.ok(200)), [dec.as_str()]);
+    app.delete(&format!("/v1/transactions/{dec}")).await.ok(200);
+    assert!(next(app.get("/v1/overview").await.ok(200)).is_empty());
 }
 
 async fn used_limit_counts_unpaid_bills_and_future_installments(backend: Backend) {

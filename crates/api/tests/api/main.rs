@@ -12,6 +12,7 @@ mod demo;
 mod listing;
 mod open_finance;
 mod operations;
+mod overview;
 mod profile;
 mod projections;
 mod receipts;

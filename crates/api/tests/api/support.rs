@@ -156,7 +156,13 @@ impl TestApp {
         Self::start_with(backend, ApiConfig::default()).await
     }
 
-    pub async fn start_with(backend: Backend, mut config: ApiConfig) -> TestApp {
+    pub async fn start_with(backend: Backend, config: ApiConfig) -> TestApp {
+        Self::start_at(backend, config, NOW).await
+    }
+
+    /// An app whose clock is pinned to `now` (an RFC 3339 instant) instead
+    /// of [`NOW`].
+    pub async fn start_at(backend: Backend, mut config: ApiConfig, now: &str) -> TestApp {
         let receipts = tempfile::tempdir().expect("receipts dir");
         config.receipts_dir = receipts.path().to_path_buf();
         let (url, database) = match backend {
@@ -180,7 +186,7 @@ impl TestApp {
         };
         let store = cofre_store::connect(&url).await.expect("open store");
         let database_url = url.clone();
-        let now: jiff::Timestamp = NOW.parse().expect("NOW");
+        let now: jiff::Timestamp = now.parse().expect("now");
         let zone = jiff::tz::TimeZone::get("America/Sao_Paulo").expect("zone");
         let state = AppState {
             store: store.clone(),
