@@ -33,17 +33,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
-use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
-use cofre_api::rate_limit::MemoryLimiter;
-use cofre_api::{ApiConfig, AppState, admin, cards, ledger};
+use cofre_api::{cards, ledger};
 use cofre_domain::UserId;
 use cofre_domain::account::AccountType;
-use cofre_domain::auth::Scope;
 use cofre_domain::time::{Clock, format_date};
 use cofre_domain::transaction::{PageRequest, TransactionFilter};
-use cofre_store::{ImportBatch, SqliteStore, Store};
+use cofre_store::{ImportBatch, Store};
 
-const SIZES: [usize; 3] = [10_000, 50_000, 100_000];
+mod support;
+use support::{SIZES, configure};
 
 /// The requests measured, by group name.
 #[derive(Clone, Copy)]
@@ -103,33 +101,8 @@ fn bill_window(today: Date) -> (Date, Date) {
 
 async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
     let (now, today) = (clock.now(), clock.today());
-    let url = format!(
-        "sqlite://{}",
-        dir.join(format!("cards-{rows}.db")).display()
-    );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::connect(&url).await.expect("open SQLite"));
-    let user = store
-        .create_user(Some("Bench"), now)
-        .await
-        .expect("create user")
-        .id;
-    let spec = Spec {
-        rows,
-        ..Profile::Heavy.spec()
-    };
-    let started = Instant::now();
-    let summary = demo::fill(store.as_ref(), user, &spec, DEFAULT_SEED, now, today)
-        .await
-        .expect("demo data");
-    eprintln!(
-        "dataset: {} stored rows, {} cards, {} bill payments, {} rules, {} plans written in {:.1}s",
-        summary.rows,
-        summary.cards,
-        summary.bill_payments,
-        summary.rules,
-        summary.plans,
-        started.elapsed().as_secs_f64()
-    );
+    let heavy = support::heavy(dir, "cards", rows, clock).await;
+    let (store, user) = (heavy.store, heavy.user);
     // The busiest card: the first one the demo creates.
     let card = store
         .list_accounts(user)
@@ -140,19 +113,6 @@ async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
         .expect("a card")
         .account
         .id;
-    let key = admin::issue_key(store.as_ref(), user, vec![Scope::Read], None, now)
-        .await
-        .expect("api key");
-    let state = AppState {
-        store: store.clone(),
-        clock: clock.clone(),
-        limiter: Arc::new(MemoryLimiter::new()),
-        config: Arc::new(ApiConfig {
-            rate_limit_per_minute: 0,
-            rate_limit_per_day: 0,
-            ..ApiConfig::default()
-        }),
-    };
     // 366 days counting both ends, the widest window the API allows.
     let from = days_before(today, 365);
     let (bills_from, bills_to) = bill_window(today);
@@ -162,8 +122,8 @@ async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
         user,
         now,
         today,
-        app: cofre_api::router(state),
-        auth: format!("Bearer {}", key.token),
+        app: heavy.app,
+        auth: heavy.auth,
         overview: "/v1/overview".to_owned(),
         cashflow: format!(
             "/v1/transactions?view=cashflow&from={}&to={}&limit=50",
@@ -355,13 +315,6 @@ fn overview_parts(c: &mut Criterion, rt: &tokio::runtime::Runtime, datasets: &[D
         );
     }
     group.finish();
-}
-
-fn configure<M: criterion::measurement::Measurement>(group: &mut criterion::BenchmarkGroup<'_, M>) {
-    group
-        .sample_size(30)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
 }
 
 criterion_group!(benches, card_endpoints);

@@ -26,20 +26,19 @@ use jiff::{Span, Timestamp};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tower::ServiceExt;
 
-use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
-use cofre_api::rate_limit::MemoryLimiter;
-use cofre_api::{ApiConfig, AppState, admin, ledger};
+use cofre_api::ledger;
 use cofre_domain::UserId;
-use cofre_domain::auth::Scope;
 use cofre_domain::time::{Clock, format_date};
 use cofre_domain::transaction::{PageRequest, TransactionFilter};
 use cofre_domain::view::{merge, projected_page};
-use cofre_store::{SqliteStore, Store};
+use cofre_store::Store;
 
-const SIZES: [usize; 3] = [10_000, 50_000, 100_000];
+mod support;
+use support::{SIZES, configure};
+
 const PAGE: usize = 50;
 
 struct Dataset {
@@ -62,57 +61,20 @@ fn window(today: Date) -> TransactionFilter {
 }
 
 async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
-    let (now, today) = (clock.now(), clock.today());
-    let url = format!(
-        "sqlite://{}",
-        dir.join(format!("heavy-{rows}.db")).display()
-    );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::connect(&url).await.expect("open SQLite"));
-    let user = store
-        .create_user(Some("Bench"), now)
-        .await
-        .expect("create user")
-        .id;
-    let spec = Spec {
-        rows,
-        ..Profile::Heavy.spec()
-    };
-    let started = Instant::now();
-    let summary = demo::fill(store.as_ref(), user, &spec, DEFAULT_SEED, now, today)
-        .await
-        .expect("demo data");
-    eprintln!(
-        "dataset: {} stored rows, {} rules, {} plans written in {:.1}s",
-        summary.rows,
-        summary.rules,
-        summary.plans,
-        started.elapsed().as_secs_f64()
-    );
-    let key = admin::issue_key(store.as_ref(), user, vec![Scope::Read], None, now)
-        .await
-        .expect("api key");
-    let state = AppState {
-        store: store.clone(),
-        clock: clock.clone(),
-        limiter: Arc::new(MemoryLimiter::new()),
-        config: Arc::new(ApiConfig {
-            rate_limit_per_minute: 0,
-            rate_limit_per_day: 0,
-            ..ApiConfig::default()
-        }),
-    };
+    let heavy = support::heavy(dir, "heavy", rows, clock).await;
+    let today = clock.today();
     let filter = window(today);
     Dataset {
         rows,
-        store,
-        user,
-        app: cofre_api::router(state),
+        store: heavy.store,
+        user: heavy.user,
+        app: heavy.app,
         uri: format!(
             "/v1/transactions?from={}&to={}&limit={PAGE}",
             format_date(filter.from),
             format_date(filter.to)
         ),
-        auth: format!("Bearer {}", key.token),
+        auth: heavy.auth,
         filter,
         request: PageRequest {
             limit: PAGE,
@@ -290,13 +252,6 @@ fn merged_view(c: &mut Criterion) {
         );
     }
     group.finish();
-}
-
-fn configure<M: criterion::measurement::Measurement>(group: &mut criterion::BenchmarkGroup<'_, M>) {
-    group
-        .sample_size(30)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
 }
 
 criterion_group!(benches, merged_view);

@@ -1,0 +1,86 @@
+//! What the benchmarks share: the demo "heavy" user at a given number of
+//! stored rows in a fresh SQLite file, behind the whole router with a
+//! read key and rate limits off, and one criterion configuration.
+
+use criterion::BenchmarkGroup;
+use criterion::measurement::Measurement;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
+use cofre_api::rate_limit::MemoryLimiter;
+use cofre_api::{ApiConfig, AppState, admin};
+use cofre_domain::UserId;
+use cofre_domain::auth::Scope;
+use cofre_domain::time::Clock;
+use cofre_store::{SqliteStore, Store};
+
+/// Stored rows of the three datasets.
+pub const SIZES: [usize; 3] = [10_000, 50_000, 100_000];
+
+pub struct Heavy {
+    pub store: Arc<dyn Store>,
+    pub user: UserId,
+    pub app: axum::Router,
+    /// The `authorization` header of a read key.
+    pub auth: String,
+}
+
+/// The heavy profile scaled to `rows` stored rows, in `dir/<name>-<rows>.db`.
+pub async fn heavy(dir: &Path, name: &str, rows: usize, clock: &Clock) -> Heavy {
+    let (now, today) = (clock.now(), clock.today());
+    let url = format!(
+        "sqlite://{}",
+        dir.join(format!("{name}-{rows}.db")).display()
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::connect(&url).await.expect("open SQLite"));
+    let user = store
+        .create_user(Some("Bench"), now)
+        .await
+        .expect("create user")
+        .id;
+    let spec = Spec {
+        rows,
+        ..Profile::Heavy.spec()
+    };
+    let started = Instant::now();
+    let summary = demo::fill(store.as_ref(), user, &spec, DEFAULT_SEED, now, today)
+        .await
+        .expect("demo data");
+    eprintln!(
+        "dataset: {} stored rows, {} cards, {} bill payments, {} rules, {} plans written in {:.1}s",
+        summary.rows,
+        summary.cards,
+        summary.bill_payments,
+        summary.rules,
+        summary.plans,
+        started.elapsed().as_secs_f64()
+    );
+    let key = admin::issue_key(store.as_ref(), user, vec![Scope::Read], None, now)
+        .await
+        .expect("api key");
+    let state = AppState {
+        store: store.clone(),
+        clock: clock.clone(),
+        limiter: Arc::new(MemoryLimiter::new()),
+        config: Arc::new(ApiConfig {
+            rate_limit_per_minute: 0,
+            rate_limit_per_day: 0,
+            ..ApiConfig::default()
+        }),
+    };
+    Heavy {
+        store,
+        user,
+        app: cofre_api::router(state),
+        auth: format!("Bearer {}", key.token),
+    }
+}
+
+pub fn configure<M: Measurement>(group: &mut BenchmarkGroup<'_, M>) {
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+}
