@@ -9,7 +9,7 @@ use cofre_domain::transaction::{SeriesLink, TransactionState, TxStatus, TxType};
 use cofre_domain::{AccountId, Money, TransactionId};
 use cofre_store::ImportRow;
 
-use super::catalogue::{CARDS, MERCHANT_WEIGHT, MERCHANTS, Merchant, NOTES, Via};
+use super::catalogue::{CARDS, MERCHANTS, Merchant, NOTES, Via};
 use super::rng::Rng;
 use super::setup::Setup;
 
@@ -84,20 +84,10 @@ impl Builder<'_> {
     /// A card by the catalogue's shares (the first takes most purchases).
     pub fn pick_card(&mut self) -> Option<AccountId> {
         let cards = &self.setup.accounts.cards;
-        let shares = CARDS.iter().take(cards.len()).map(|c| c.4);
-        let mut ticket = self.rng.below(shares.clone().sum());
-        cards
-            .iter()
-            .zip(shares)
-            .find(|(_, share)| {
-                if ticket < *share {
-                    true
-                } else {
-                    ticket -= share;
-                    false
-                }
-            })
-            .map(|(card, _)| card.id)
+        let index = self
+            .rng
+            .weighted(CARDS.iter().take(cards.len()).map(|c| c.4))?;
+        cards.get(index).map(|card| card.id)
     }
 
     /// One everyday row: a weighted merchant on a random day of the
@@ -115,19 +105,11 @@ impl Builder<'_> {
             add_days(self.start, self.rng.range(0, self.span_days))
         }
         .unwrap_or(today);
-        let mut ticket = self.rng.below(MERCHANT_WEIGHT);
-        let merchant = MERCHANTS
-            .iter()
-            .find(|m| {
-                let w = u64::from(m.4);
-                if ticket < w {
-                    true
-                } else {
-                    ticket -= w;
-                    false
-                }
-            })
-            .unwrap_or(&MERCHANTS[0]);
+        let index = self
+            .rng
+            .weighted(MERCHANTS.iter().map(|m| u64::from(m.4)))
+            .unwrap_or(0);
+        let merchant = &MERCHANTS[index];
         let Merchant(description, category, min, max, _, via, tx_type) = *merchant;
         let roll = self.rng.below(100);
         let card_day = card && self.card_start <= date && date <= today;

@@ -147,17 +147,12 @@ const PARTIAL_BACK: usize = 4;
 /// `first_purchase` on: the ones the history pays.
 pub(super) fn due_bills(cards: &[DemoCard], first_purchase: Date, today: Date) -> Vec<DueBill> {
     let mut out = Vec::new();
+    let Ok(yesterday) = today.yesterday() else {
+        return out;
+    };
     for (index, card) in cards.iter().enumerate() {
-        let mut cycles = Vec::new();
-        let mut month = card.cycles.month_of(first_purchase);
-        loop {
-            let cycle = card.cycles.cycle(month);
-            if cycle.due >= today {
-                break;
-            }
-            cycles.push(cycle);
-            month = month.next();
-        }
+        let first_due = card.cycles.cycle_of(first_purchase).due;
+        let cycles = card.cycles.due_between(first_due, yesterday);
         let count = cycles.len();
         out.extend(cycles.into_iter().enumerate().map(|(k, cycle)| {
             let back = count - k;

@@ -79,17 +79,6 @@ pub(super) const MERCHANTS: &[Merchant] = &[
     Merchant("Freelance - nota fiscal", "Outras receitas", 80_000, 450_000, 1, Bank, Credit),
 ];
 
-/// The sum of the merchants' weights.
-pub(super) const MERCHANT_WEIGHT: u64 = {
-    let mut sum = 0;
-    let mut i = 0;
-    while i < MERCHANTS.len() {
-        sum += MERCHANTS[i].4 as u64;
-        i += 1;
-    }
-    sum
-};
-
 pub(super) const NOTES: &[&str] = &[
     "dividido com a Ana",
     "reembolsar pela empresa",

@@ -35,6 +35,20 @@ impl Rng {
         self.below(1000) < per_mille
     }
 
+    /// An index drawn with probability proportional to its weight (`None`
+    /// when every weight is 0).
+    pub(super) fn weighted(&mut self, weights: impl Iterator<Item = u64> + Clone) -> Option<usize> {
+        let mut ticket = self.below(weights.clone().sum());
+        weights.enumerate().find_map(|(index, weight)| {
+            if ticket < weight {
+                Some(index)
+            } else {
+                ticket -= weight;
+                None
+            }
+        })
+    }
+
     pub(super) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len() as u64) as usize]
     }
