@@ -8,13 +8,11 @@ use jiff::civil::{Date, date};
 use std::collections::HashMap;
 
 use cofre_domain::bills::{Bill, CardBook, CardInfo, Charge, bill_entry};
-use cofre_domain::transaction::{Transaction, TransactionFilter};
-use cofre_domain::view::{ViewSources, projected_page};
+use cofre_domain::projection::Handle;
+use cofre_domain::transaction::Transaction;
+use cofre_domain::view::ViewSources;
 use cofre_domain::{AccountId, UserId};
 use cofre_store::{CardMoney, Store, StoreResult};
-
-/// Most projected entries one card's book takes in.
-const CHARGES_CAP: usize = 1_000_000;
 
 /// How far back a card's whole book looks for projected entries (rules on
 /// a card that were never stored), and how far ahead (the longest plan is
@@ -44,31 +42,66 @@ pub fn whole_range(today: Date) -> (Date, Date) {
     (BOOK_START.min(today), end)
 }
 
-fn charges(sources: &ViewSources, card: AccountId, from: Date, to: Date) -> Vec<Charge> {
-    let filter = TransactionFilter {
-        account_ids: Some(vec![card]),
-        ..TransactionFilter::window(from, to)
-    };
-    projected_page(sources, &filter, None, CHARGES_CAP)
-        .into_iter()
-        .map(|t| Charge {
-            date: t.state.date,
-            tx_type: t.state.tx_type,
-            installment: t.installment.is_some(),
-            amount: t.state.amount,
-        })
-        .collect()
+/// The projected entries on `card`: installments dated in `[from, to]`,
+/// rule occurrences in `[from, rules_to]` (a bill needs the occurrences of
+/// its own cycle; only installments count beyond the open bill).
+fn charges(
+    sources: &ViewSources,
+    card: AccountId,
+    from: Date,
+    to: Date,
+    rules_to: Date,
+) -> Vec<Charge> {
+    let mut out = Vec::new();
+    for rule in sources.rules.iter().filter(|r| r.account_id == card) {
+        for (_, date) in rule.schedule.descending(from, rules_to.min(to)) {
+            let handle = Handle::Recurrence {
+                rule_id: rule.id,
+                date,
+            };
+            if sources.live(&handle) {
+                out.push(Charge {
+                    date,
+                    tx_type: rule.template.tx_type,
+                    installment: false,
+                    amount: rule.template.amount,
+                });
+            }
+        }
+    }
+    for plan in sources
+        .plans
+        .iter()
+        .filter(|p| p.account_id == card && !p.hidden)
+    {
+        for (number, date) in plan.descending(from, to) {
+            let handle = Handle::Installment {
+                purchase_id: plan.id,
+                number,
+            };
+            if sources.live(&handle) {
+                out.push(Charge {
+                    date,
+                    tx_type: plan.template.tx_type,
+                    installment: true,
+                    amount: plan.amount_of(number),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The books of the user's cards (`only`: just these), with projected
-/// entries dated in `[from, to]`: bills of cycles inside that range are
-/// exact; stored money and payments are always whole.
+/// entries dated in `[from, to]` (rule occurrences only up to each card's
+/// open bill when `whole`): bills of cycles inside that range are exact;
+/// stored money and payments are always whole.
 pub async fn books(
     store: &dyn Store,
     user: UserId,
-    from: Date,
-    to: Date,
+    (from, to): (Date, Date),
     only: Option<AccountId>,
+    whole: Option<Date>,
 ) -> StoreResult<CardBooks> {
     let sources = store.view_sources(user, from, to).await?;
     let wanted: Vec<(AccountId, CardInfo, String)> = sources
@@ -90,10 +123,12 @@ pub async fn books(
         .into_iter()
         .map(|(id, info, currency)| {
             let stored = money.get(&id).unwrap_or(&empty);
+            // For a whole book, rules matter up to the open bill's close.
+            let rules_to = whole.map_or(to, |today| info.cycles.cycle_of(today).close);
             let book = CardBook::new(
                 info.cycles,
                 &stored.days,
-                &charges(&sources, id, from, to),
+                &charges(&sources, id, from, to, rules_to),
                 stored.payments.clone(),
             );
             (id, info, currency, book)
@@ -122,7 +157,7 @@ pub async fn cashflow_bills(
 ) -> StoreResult<Vec<Transaction>> {
     // A cycle starts at most two months before its due date.
     let start = from.checked_sub(70.days()).unwrap_or(from);
-    let books = books(store, user, start, to, None).await?;
+    let books = books(store, user, (start, to), None, None).await?;
     let mut entries = Vec::new();
     for (id, info, currency, book) in &books.cards {
         for bill in book.due_between(from, to, today) {
@@ -147,7 +182,7 @@ pub async fn bill(
         return Ok(None);
     };
     let cycle = info.cycles.cycle(month);
-    let books = books(store, user, cycle.start, cycle.close, Some(card)).await?;
+    let books = books(store, user, (cycle.start, cycle.close), Some(card), None).await?;
     Ok(books
         .get(card)
         .map(|(info, currency, book)| (info.clone(), currency.to_owned(), book.bill(month, today))))
@@ -156,8 +191,7 @@ pub async fn bill(
 /// Per card, the whole book (every started bill exact, every future
 /// installment counted).
 pub async fn whole_books(store: &dyn Store, user: UserId, today: Date) -> StoreResult<CardBooks> {
-    let (from, to) = whole_range(today);
-    books(store, user, from, to, None).await
+    books(store, user, whole_range(today), None, Some(today)).await
 }
 
 /// Sum of used limits per card, by id.

@@ -84,38 +84,71 @@ pub fn brl(amount: Money) -> String {
     format!("{sign}R$ {grouped},{rest:02}")
 }
 
-fn total<'a>(entries: impl Iterator<Item = &'a Transaction>) -> Money {
-    sum(entries.map(|t| t.state.amount))
+/// What a month amount is, for the forecast's terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemKind {
+    /// A stored row outside any series.
+    Plain,
+    Installment,
+    Recurrence,
+    /// A card bill's cashflow entry.
+    Bill {
+        card_id: AccountId,
+    },
+}
+
+/// An amount of the month's cashflow view: the sum of stored rows that
+/// share account, type, status and kind, or one projected entry or bill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MonthItem {
+    pub account_id: AccountId,
+    pub tx_type: TxType,
+    pub status: TxStatus,
+    pub kind: ItemKind,
+    pub amount: Money,
+}
+
+impl MonthItem {
+    /// One entry of the view as an item.
+    pub fn of(entry: &Transaction) -> Self {
+        let kind = match entry.id {
+            EntryId::Projected(crate::projection::Handle::Bill { card_id, .. }) => {
+                ItemKind::Bill { card_id }
+            }
+            _ if entry.installment.is_some() => ItemKind::Installment,
+            _ if entry.recurrence_id.is_some() => ItemKind::Recurrence,
+            _ => ItemKind::Plain,
+        };
+        MonthItem {
+            account_id: entry.account_id,
+            tx_type: entry.state.tx_type,
+            status: entry.state.status,
+            kind,
+            amount: entry.state.amount,
+        }
+    }
+}
+
+fn total<'a>(items: impl Iterator<Item = &'a MonthItem>) -> Money {
+    sum(items.map(|t| t.amount))
 }
 
 fn minus(a: Money, b: Money) -> Money {
     Money::from_cents(a.cents().saturating_sub(b.cents()))
 }
 
-fn is_bill(entry: &Transaction) -> bool {
-    bill_card(entry).is_some()
-}
-
-/// The card of a bill entry.
-fn bill_card(entry: &Transaction) -> Option<AccountId> {
-    match entry.id {
-        EntryId::Projected(crate::projection::Handle::Bill { card_id, .. }) => Some(card_id),
-        _ => None,
-    }
-}
-
 /// Computes the overview.
 /// - `accounts`: every account with its balance;
 /// - `cards`: each card's book (whole history and future);
-/// - `month_entries`: the cashflow view of the current month, visible
-///   entries, stored and projected, of every account (the month counts
+/// - `month`: the cashflow view of the current month, visible entries,
+///   stored (summed) and projected, of every account (the month counts
 ///   those of counting accounts, and a bill entry only when its card
 ///   counts too);
 /// - `month_end`: the last day of the current month.
 pub fn overview(
     accounts: &[AccountTotal],
     cards: &[(AccountId, &CardInfo, &CardBook)],
-    month_entries: &[Transaction],
+    month_items: &[MonthItem],
     today: Date,
     month_end: Date,
 ) -> Overview {
@@ -162,7 +195,11 @@ pub fn overview(
     // A bill entry is its card's money: it counts when the card counts
     // too, not just the account paying it (an archived, excluded or
     // foreign-currency card's bill stays out of the totals).
-    let in_month: Vec<&Transaction> = month_entries
+    let bill_card = |item: &MonthItem| match item.kind {
+        ItemKind::Bill { card_id } => Some(card_id),
+        _ => None,
+    };
+    let in_month: Vec<&MonthItem> = month_items
         .iter()
         .filter(|t| counting(&t.account_id) && bill_card(t).is_none_or(|card| counting(&card)))
         .collect();
@@ -170,7 +207,7 @@ pub fn overview(
         in_month
             .iter()
             .copied()
-            .filter(move |t| t.state.tx_type == tx_type)
+            .filter(move |t| t.tx_type == tx_type)
     };
     let receitas = total(of_type(TxType::Credit));
     let despesas = total(of_type(TxType::Debit));
@@ -182,30 +219,29 @@ pub fn overview(
 
     // The forecast: bank accounts that count, entries not yet POSTED; the
     // bills come from the cards (overdue ones too).
-    let pending: Vec<&Transaction> = month_entries
+    let pending: Vec<&MonthItem> = month_items
         .iter()
         .filter(|t| {
-            counting_bank(&t.account_id) && t.state.status != TxStatus::Posted && !is_bill(t)
+            counting_bank(&t.account_id) && t.status != TxStatus::Posted && bill_card(t).is_none()
         })
         .collect();
-    let debits = || {
-        pending
-            .iter()
-            .copied()
-            .filter(|t| t.state.tx_type == TxType::Debit)
+    let debits = |kind: ItemKind| {
+        total(
+            pending
+                .iter()
+                .copied()
+                .filter(move |t| t.tx_type == TxType::Debit && t.kind == kind),
+        )
     };
     let expected_in = total(
         pending
             .iter()
             .copied()
-            .filter(|t| t.state.tx_type == TxType::Credit),
+            .filter(|t| t.tx_type == TxType::Credit),
     );
-    let installments = total(debits().filter(|t| t.installment.is_some()));
-    let subscriptions =
-        total(debits().filter(|t| t.installment.is_none() && t.recurrence_id.is_some()));
-    let scheduled = total(debits().filter(|t| {
-        t.installment.is_none() && t.recurrence_id.is_none() && t.id.stored().is_some()
-    }));
+    let installments = debits(ItemKind::Installment);
+    let subscriptions = debits(ItemKind::Recurrence);
+    let scheduled = debits(ItemKind::Plain);
     let bills = sum(cards.iter().flat_map(|(_, _, book)| {
         book.started(today)
             .into_iter()
@@ -347,7 +383,7 @@ mod tests {
         let o = overview(
             &accounts,
             &[(card, &info, &book)],
-            &entries,
+            &entries.iter().map(MonthItem::of).collect::<Vec<_>>(),
             date(2026, 11, 22),
             date(2026, 11, 30),
         );
@@ -422,7 +458,7 @@ mod tests {
         let o = overview(
             &accounts,
             &[(counted, &info, &book), (left_out, &info, &book)],
-            &entries,
+            &entries.iter().map(MonthItem::of).collect::<Vec<_>>(),
             today,
             month_end,
         );

@@ -37,7 +37,9 @@ pub struct ViewSources {
 }
 
 impl ViewSources {
-    fn live(&self, handle: &Handle) -> bool {
+    /// Whether a projection is shown: not replaced by a stored row, not
+    /// hidden by a tombstone.
+    pub fn live(&self, handle: &Handle) -> bool {
         !self.materialized.contains(handle) && !self.tombstones.contains(handle)
     }
 

@@ -360,6 +360,15 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> StoreResult<()>;
 
+    /// The stored rows of the cashflow view dated in `[from, to]`, summed
+    /// by account, type, status and kind (the overview's month).
+    async fn month_items(
+        &self,
+        user: UserId,
+        from: Date,
+        to: Date,
+    ) -> StoreResult<Vec<cofre_domain::overview::MonthItem>>;
+
     /// Applies a bulk call in one transaction: all of it or nothing.
     async fn bulk(
         &self,

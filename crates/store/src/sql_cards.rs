@@ -4,6 +4,7 @@
 
 use cofre_domain::bills::{DayTotal, NewBillPayment, Payment};
 use cofre_domain::card::{BillMonth, PaymentLeg};
+use cofre_domain::overview::{ItemKind, MonthItem};
 
 use crate::CardMoney;
 
@@ -136,5 +137,47 @@ impl SqlStore {
         insert_tombstone(&mut tx, user, handle, date, now).await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn month_items_of(&self, user: UserId, from: Date, to: Date) -> StoreResult<Vec<MonthItem>> {
+        let mut conn = self.pool.acquire().await?;
+        // The stored rows the cashflow view lists for the window (visible,
+        // off the cards), summed by account, type, status and kind: the
+        // database adds a month of rows without handing each one over.
+        let rows = sqlx::query(
+            "SELECT t.account_id, t.type, t.status, \
+             CASE WHEN t.installment_purchase_id IS NOT NULL THEN 'installment' \
+                  WHEN t.recurrence_id IS NOT NULL THEN 'recurrence' ELSE 'plain' END AS kind, \
+             CAST(SUM(t.amount_cents) AS BIGINT) AS cents \
+             FROM transactions t \
+             WHERE t.user_id = $1 AND t.date >= $2 AND t.date <= $3 \
+               AND t.hide_from_results = FALSE \
+               AND t.account_id NOT IN (SELECT c.id FROM accounts c WHERE c.user_id = $1 AND c.type = 'CREDIT') \
+             GROUP BY t.account_id, t.type, t.status, \
+             CASE WHEN t.installment_purchase_id IS NOT NULL THEN 'installment' \
+                  WHEN t.recurrence_id IS NOT NULL THEN 'recurrence' ELSE 'plain' END",
+        )
+        .bind(user.to_string())
+        .bind(format_date(from))
+        .bind(format_date(to))
+        .fetch_all(&mut *conn)
+        .await?;
+        let mut items = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let (tx_type, status, kind): (String, String, String) =
+                (row.try_get("type")?, row.try_get("status")?, row.try_get("kind")?);
+            items.push(MonthItem {
+                account_id: AccountId(get_uuid(row, "account_id")?),
+                tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
+                status: TxStatus::parse(&status).ok_or_else(|| corrupt("status", &status))?,
+                kind: match kind.as_str() {
+                    "installment" => ItemKind::Installment,
+                    "recurrence" => ItemKind::Recurrence,
+                    _ => ItemKind::Plain,
+                },
+                amount: Money::from_cents(row.try_get("cents")?),
+            });
+        }
+        Ok(items)
     }
 }

@@ -1354,11 +1354,13 @@ async fn load_view_sources(
     }
     // Stored rows that replace projections, asked for by rule and plan on
     // their own indexes (never by scanning the user's history).
+    // The rules and plans are the user's, so their ids alone select the
+    // user's rows: asking by user too makes SQLite read the whole history
+    // by the (user, date) index instead of these ids' own indexes.
     if !sources.rules.is_empty() {
         let mut query = QueryBuilder::<Db>::new(
-            "SELECT recurrence_id, recurrence_period_date FROM transactions WHERE user_id = ",
+            "SELECT recurrence_id, recurrence_period_date FROM transactions WHERE 1 = 1",
         );
-        query.push_bind(user.to_string());
         push_id_list(
             &mut query,
             "recurrence_id",
@@ -1378,9 +1380,8 @@ async fn load_view_sources(
     }
     if !sources.plans.is_empty() {
         let mut query = QueryBuilder::<Db>::new(
-            "SELECT installment_purchase_id, installment_number FROM transactions WHERE user_id = ",
+            "SELECT installment_purchase_id, installment_number FROM transactions WHERE 1 = 1",
         );
-        query.push_bind(user.to_string());
         push_id_list(
             &mut query,
             "installment_purchase_id",
@@ -2176,6 +2177,15 @@ impl Store for SqlStore {
         now: Timestamp,
     ) -> StoreResult<()> {
         self.hide_bill_in_tx(user, handle, date, now).await
+    }
+
+    async fn month_items(
+        &self,
+        user: UserId,
+        from: Date,
+        to: Date,
+    ) -> StoreResult<Vec<cofre_domain::overview::MonthItem>> {
+        self.month_items_of(user, from, to).await
     }
 
     async fn bulk(

@@ -141,7 +141,14 @@ async fn list_bills(
     };
     let (card_id, info) = card(&state, auth.user(), &id).await?;
     let (start, end) = bills_range(&info, from, to);
-    let books = books(state.store.as_ref(), auth.user(), start, end, Some(card_id)).await?;
+    let books = books(
+        state.store.as_ref(),
+        auth.user(),
+        (start, end),
+        Some(card_id),
+        None,
+    )
+    .await?;
     let today = state.clock.today();
     let bills = books
         .get(card_id)

@@ -9,25 +9,26 @@ use utoipa_axum::routes;
 
 use cofre_domain::UserId;
 use cofre_domain::account::AccountType;
-use cofre_domain::overview::{AccountTotal, overview};
+use cofre_domain::bills::{bill_entry, bill_handle};
+use cofre_domain::overview::{AccountTotal, MonthItem, overview};
 use cofre_domain::time::format_date;
-use cofre_domain::transaction::{PageRequest, Transaction, TransactionFilter};
+use cofre_domain::transaction::TransactionFilter;
+use cofre_domain::view::projected_page;
 use cofre_store::{Store, StoreResult};
 
 use super::CommonErrors;
 use crate::AppState;
 use crate::auth::{Auth, Read};
-use crate::cards::whole_books;
+use crate::cards::{CardBooks, whole_books};
 use crate::error::ApiResult;
 use crate::extract::AppJson;
 use crate::json::JsonMoney;
-use crate::ledger;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_overview))
 }
 
-/// Most entries of one month the overview reads.
+/// Most projected entries of one month the overview reads.
 const MONTH_ENTRIES: usize = 100_000;
 
 #[derive(Serialize, ToSchema)]
@@ -99,25 +100,36 @@ fn month_bounds(today: Date) -> (Date, Date) {
     (today.first_of_month(), today.last_of_month())
 }
 
-/// The cashflow view of `[from, to]`, every visible entry.
-async fn cashflow_entries(
+/// The cashflow view of `[from, to]` as the overview sums it: stored rows
+/// summed by the store, projected entries off the cards, and the bills
+/// with something left to pay that are not hidden.
+async fn month_items(
     store: &dyn Store,
     user: UserId,
-    from: Date,
-    to: Date,
+    (from, to): (Date, Date),
+    books: &CardBooks,
     today: Date,
-) -> StoreResult<Vec<Transaction>> {
+) -> StoreResult<Vec<MonthItem>> {
+    let mut items = store.month_items(user, from, to).await?;
+    let sources = store.view_sources(user, from, to).await?;
     let filter = TransactionFilter {
         cashflow: true,
         ..TransactionFilter::window(from, to)
     };
-    let request = PageRequest {
-        limit: MONTH_ENTRIES,
-        after: None,
-    };
-    Ok(ledger::page(store, user, &filter, &request, today)
-        .await?
-        .items)
+    items.extend(
+        projected_page(&sources, &filter, None, MONTH_ENTRIES)
+            .iter()
+            .map(MonthItem::of),
+    );
+    for (id, info, currency, book) in &books.cards {
+        for bill in book.due_between(from, to, today) {
+            let handle = bill_handle(*id, bill.cycle.month);
+            if bill.outstanding.is_positive() && !sources.tombstones.contains(&handle) {
+                items.push(MonthItem::of(&bill_entry(user, *id, info, currency, &bill)));
+            }
+        }
+    }
+    Ok(items)
 }
 
 /// Everything at a glance: money in the bank, card debt and open bills,
@@ -153,8 +165,8 @@ async fn get_overview(
         .iter()
         .map(|(id, info, _, book)| (*id, info, book))
         .collect();
-    let entries = cashflow_entries(store, user, first, last, today).await?;
-    let mut o = overview(&accounts, &cards, &entries, today, last);
+    let items = month_items(store, user, (first, last), &books, today).await?;
+    let mut o = overview(&accounts, &cards, &items, today, last);
     // A bill hidden from the cashflow view (DELETE on its handle) is no
     // "next bill" either: its handle names no projection any more.
     if !o.next_bills.is_empty() {
