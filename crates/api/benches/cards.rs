@@ -153,10 +153,10 @@ async fn call(data: &Dataset, call: Call) -> (StatusCode, axum::body::Bytes) {
     (status, body)
 }
 
-/// Mean time of `call` right after a write of the user (an empty import:
+/// Mean time of `work` right after a write of the user (an empty import:
 /// it changes nothing but, like every write, invalidates the store's
 /// per-user caches), in ms: what the first request after a change costs.
-async fn after_write(data: &Dataset, which: Call) -> f64 {
+async fn after_write(data: &Dataset, work: impl AsyncFn()) -> f64 {
     const TIMES: u32 = 5;
     let mut total = Duration::ZERO;
     for _ in 0..TIMES {
@@ -165,11 +165,61 @@ async fn after_write(data: &Dataset, which: Call) -> f64 {
             .await
             .expect("empty write");
         let started = Instant::now();
-        let (status, _) = call(data, which).await;
+        work().await;
         total += started.elapsed();
-        assert_eq!(status, StatusCode::OK);
     }
     total.as_secs_f64() * 1e3 / f64::from(TIMES)
+}
+
+/// `call` right after a write, in ms.
+async fn call_after_write(data: &Dataset, which: Call) -> f64 {
+    after_write(data, async || {
+        let (status, _) = call(data, which).await;
+        assert_eq!(status, StatusCode::OK);
+    })
+    .await
+}
+
+/// What the store reads afresh after a write, part by part, in ms: the
+/// card money, the projection sources of this month and of the cashflow
+/// page's year, the month's sums and the balances.
+async fn parts_after_write(data: &Dataset) -> String {
+    let (store, user, today) = (data.store.as_ref(), data.user, data.today);
+    let (first, last) = (today.first_of_month(), today.last_of_month());
+    let year_ago = today
+        .checked_sub(Span::new().days(365))
+        .expect("a year back");
+    let card_money = after_write(data, async || {
+        store.card_money(user).await.expect("card money");
+    })
+    .await;
+    let month_sources = after_write(data, async || {
+        store
+            .view_sources(user, first, last)
+            .await
+            .expect("sources");
+    })
+    .await;
+    let year_sources = after_write(data, async || {
+        store
+            .view_sources(user, year_ago, today)
+            .await
+            .expect("sources");
+    })
+    .await;
+    let month_items = after_write(data, async || {
+        store.month_items(user, first, last).await.expect("month");
+    })
+    .await;
+    let accounts = after_write(data, async || {
+        store.list_accounts(user).await.expect("accounts");
+    })
+    .await;
+    format!(
+        "card_money {card_money:.2}, view_sources (month) {month_sources:.2}, \
+         view_sources (366 days) {year_sources:.2}, month_items {month_items:.2}, \
+         list_accounts {accounts:.2} ms"
+    )
 }
 
 /// What one answer holds, for the log: entries of a page, bills of a card,
@@ -232,7 +282,7 @@ fn card_endpoints(c: &mut Criterion) {
                 eprintln!(
                     "{name} {} rows: {:.2} ms right after a write (mean of 5)",
                     data.rows,
-                    rt.block_on(after_write(data, which))
+                    rt.block_on(call_after_write(data, which))
                 );
             }
         }
@@ -284,9 +334,10 @@ async fn month_entries(data: &Dataset) -> usize {
 fn overview_parts(c: &mut Criterion, rt: &tokio::runtime::Runtime, datasets: &[Dataset]) {
     for data in datasets {
         eprintln!(
-            "overview_parts {} rows: the month has {} cashflow entries",
+            "overview_parts {} rows: the month has {} cashflow entries; right after a write: {}",
             data.rows,
-            rt.block_on(month_entries(data))
+            rt.block_on(month_entries(data)),
+            rt.block_on(parts_after_write(data))
         );
     }
     let mut group = c.benchmark_group("overview_parts");
