@@ -66,12 +66,15 @@ pub async fn run(
         (Some(first), Some(last)) => format!("{} to {}", format_date(first), format_date(last)),
         _ => "no dates".to_owned(),
     };
+    let cards = match summary.cards {
+        1 => "1 card".to_owned(),
+        n => format!("{n} cards"),
+    };
     println!(
-        "demo-data ({}) for user {user}: {} accounts ({} cards), {} tags, {} rows ({} of rules and installments, \
+        "demo-data ({}) for user {user}: {} accounts ({cards}), {} tags, {} rows ({} of rules and installments, \
          {} bill payments, {span}), {} recurrence rules, {} installment plans in {:.1}s",
         profile.name(),
         summary.accounts,
-        summary.cards,
         summary.tags,
         summary.rows,
         summary.linked_rows,
