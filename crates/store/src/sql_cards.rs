@@ -46,14 +46,16 @@ async fn load_card_money(
             card.days.push(day);
         }
     }
-    let rows = sqlx::query(
+    // Asked by the cards' ids (the payments index), not by user: that would
+    // read the user's whole history by the (user, date) index.
+    let ids: Vec<AccountId> = cards.keys().copied().collect();
+    let mut query = QueryBuilder::<Db>::new(
         "SELECT id, bill_to_account_id, bill_month, amount_cents FROM transactions \
-         WHERE user_id = $1 AND bill_month IS NOT NULL AND bill_to_account_id IS NOT NULL \
-         ORDER BY date, id",
-    )
-    .bind(user.to_string())
-    .fetch_all(&mut *conn)
-    .await?;
+         WHERE bill_month IS NOT NULL",
+    );
+    push_id_list(&mut query, "bill_to_account_id", &ids);
+    query.push(" ORDER BY date, id");
+    let rows = query.build().fetch_all(&mut *conn).await?;
     for row in &rows {
         let month: String = row.try_get("bill_month")?;
         let payment = Payment {
