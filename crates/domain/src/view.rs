@@ -11,8 +11,7 @@ use crate::account::SubType;
 use crate::projection::{Handle, InstallmentPlan, RecurrenceRule, Template};
 use crate::text::sort_key;
 use crate::transaction::{
-    EntryId, InstallmentRef, Page, PagePosition, Source, TagRef, Transaction, TransactionFilter,
-    TxStatus,
+    EntryId, InstallmentRef, Page, PagePosition, TagRef, Transaction, TransactionFilter, TxStatus,
 };
 use crate::{AccountId, Money, TagId};
 
@@ -71,28 +70,15 @@ impl ViewSources {
         let mut state = template.state(date, amount);
         let tags = self.tags_of(&template.tag_ids);
         state.tag_ids = tags.iter().map(|t| t.id).collect();
-        Some(Transaction {
-            id: EntryId::Projected(handle),
-            user_id: series.user_id,
-            account_id,
-            currency: account.currency.clone(),
-            state,
-            tags,
-            bill_to_account_id: None,
-            recurrence_id: series.recurrence_id,
-            recurrence_period_date: series.recurrence_id.map(|_| date),
-            installment: series.installment,
-            transfer_group_id: None,
-            created_by_user: true,
-            source: Source::Api,
-            card_number: None,
-            holder: None,
-            holder_is_me: false,
-            original_description: None,
-            receipt_name: None,
-            open_finance: false,
-            created_at: series.created_at,
-        })
+        let id = EntryId::Projected(handle);
+        let currency = account.currency.clone();
+        let mut entry = Transaction::plain(id, series.user_id, account_id, currency, state);
+        entry.tags = tags;
+        entry.recurrence_id = series.recurrence_id;
+        entry.recurrence_period_date = series.recurrence_id.map(|_| date);
+        entry.installment = series.installment;
+        entry.created_at = series.created_at;
+        Some(entry)
     }
 
     pub fn rule_entry(&self, rule: &RecurrenceRule, date: Date) -> Option<Transaction> {

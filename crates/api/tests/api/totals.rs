@@ -30,40 +30,32 @@ const RECOUNT: &str = "\
 
 /// Every kept total that differs from a fresh sum: (kind, account, date, kept, fresh).
 async fn drift(app: &TestApp) -> Vec<(String, String, String, i64, i64)> {
+    // The same columns from either backend's row type.
+    macro_rules! read {
+        ($conn:expr) => {
+            sqlx::query(RECOUNT)
+                .fetch_all(&mut $conn)
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    (
+                        r.get::<String, _>("kind"),
+                        r.get::<String, _>("account_id"),
+                        r.get::<String, _>("date"),
+                        r.get::<i64, _>("kept"),
+                        r.get::<i64, _>("fresh"),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+    }
     let rows = if app.url.starts_with("sqlite:") {
         let mut conn = sqlx::SqliteConnection::connect(&app.url).await.unwrap();
-        sqlx::query(RECOUNT)
-            .fetch_all(&mut conn)
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r.get::<String, _>("kind"),
-                    r.get::<String, _>("account_id"),
-                    r.get::<String, _>("date"),
-                    r.get::<i64, _>("kept"),
-                    r.get::<i64, _>("fresh"),
-                )
-            })
-            .collect::<Vec<_>>()
+        read!(conn)
     } else {
         let mut conn = sqlx::PgConnection::connect(&app.url).await.unwrap();
-        sqlx::query(RECOUNT)
-            .fetch_all(&mut conn)
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r.get::<String, _>("kind"),
-                    r.get::<String, _>("account_id"),
-                    r.get::<String, _>("date"),
-                    r.get::<i64, _>("kept"),
-                    r.get::<i64, _>("fresh"),
-                )
-            })
-            .collect::<Vec<_>>()
+        read!(conn)
     };
     rows.into_iter().filter(|r| r.3 != r.4).collect()
 }
