@@ -5,7 +5,6 @@
 
 use jiff::ToSpan;
 use jiff::civil::{Date, date};
-use std::collections::HashMap;
 
 use cofre_domain::bills::{Bill, CardBook, CardInfo, Charge, bill_entry};
 use cofre_domain::projection::Handle;
@@ -169,6 +168,19 @@ pub async fn cashflow_bills(
     Ok(entries)
 }
 
+/// The card settings of one of the user's cards; none for a bank account
+/// or an account that is not theirs. Read from the (cached) view sources
+/// of `day`, which carry every account.
+pub async fn card_of(
+    store: &dyn Store,
+    user: UserId,
+    card: AccountId,
+    day: Date,
+) -> StoreResult<Option<CardInfo>> {
+    let sources = store.view_sources(user, day, day).await?;
+    Ok(sources.accounts.get(&card).and_then(|a| a.card.clone()))
+}
+
 /// The bill of `card` due in `month`, computed over exactly its cycle.
 pub async fn bill(
     store: &dyn Store,
@@ -177,8 +189,7 @@ pub async fn bill(
     month: cofre_domain::card::BillMonth,
     today: Date,
 ) -> StoreResult<Option<(CardInfo, String, Bill)>> {
-    let sources = store.view_sources(user, today, today).await?;
-    let Some(info) = sources.accounts.get(&card).and_then(|a| a.card.clone()) else {
+    let Some(info) = card_of(store, user, card, today).await? else {
         return Ok(None);
     };
     let cycle = info.cycles.cycle(month);
@@ -192,15 +203,6 @@ pub async fn bill(
 /// installment counted).
 pub async fn whole_books(store: &dyn Store, user: UserId, today: Date) -> StoreResult<CardBooks> {
     books(store, user, whole_range(today), None, Some(today)).await
-}
-
-/// Sum of used limits per card, by id.
-pub fn used_limits(books: &CardBooks, today: Date) -> HashMap<AccountId, cofre_domain::Money> {
-    books
-        .cards
-        .iter()
-        .map(|(id, _, _, book)| (*id, book.used_limit(today)))
-        .collect()
 }
 
 /// The cashflow entry a bill handle names, if the view shows it now: the

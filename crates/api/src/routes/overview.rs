@@ -10,6 +10,7 @@ use utoipa_axum::routes;
 use cofre_domain::UserId;
 use cofre_domain::account::AccountType;
 use cofre_domain::bills::{bill_entry, bill_handle};
+use cofre_domain::card::BillMonth;
 use cofre_domain::overview::{AccountTotal, MonthItem, overview};
 use cofre_domain::time::format_date;
 use cofre_domain::transaction::TransactionFilter;
@@ -178,10 +179,8 @@ async fn get_overview(
             .unwrap_or(today);
         let sources = store.view_sources(user, today, soon).await?;
         o.next_bills.retain(|b| {
-            !sources
-                .tombstones
-                .iter()
-                .any(|h| h.to_string() == b.projected_bill_id)
+            let handle = bill_handle(b.card_account_id, BillMonth::of(b.due_date));
+            !sources.tombstones.contains(&handle)
         });
     }
     let m = JsonMoney;

@@ -809,14 +809,8 @@ pub(super) async fn resolve_filter(
         month,
     }) = parsed.bill
     {
-        let sources = state
-            .store
-            .view_sources(user, filter.from, filter.from)
-            .await?;
-        let card = sources
-            .accounts
-            .get(&card_id)
-            .and_then(|a| a.card.as_ref())
+        let card = cards::card_of(state.store.as_ref(), user, card_id, filter.from)
+            .await?
             .ok_or_else(|| ApiError::field("bill_id", "names no card of yours"))?;
         let cycle = card
             .cycles
