@@ -24,6 +24,9 @@ pub struct Principal {
     pub user_id: UserId,
     pub key_id: ApiKeyId,
     pub scopes: Vec<Scope>,
+    /// The owner's view version when the key was checked: cached reads
+    /// made at this version are still true (see [`crate::read_cache`]).
+    pub view_version: i64,
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -42,18 +45,19 @@ pub fn verify(key: &ApiKey, secret: &str) -> bool {
 async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
     let token = bearer(headers).ok_or(ApiError::Unauthorized)?;
     let (key_id, secret) = split_key(token).ok_or(ApiError::Unauthorized)?;
-    let key = state
+    let found = state
         .store
         .find_api_key(key_id)
         .await?
         .ok_or(ApiError::Unauthorized)?;
-    if !verify(&key, secret) {
+    if !verify(&found.key, secret) {
         return Err(ApiError::Unauthorized);
     }
     Ok(Principal {
-        user_id: key.user_id,
-        key_id: key.id,
-        scopes: key.scopes,
+        user_id: found.key.user_id,
+        key_id: found.key.id,
+        scopes: found.key.scopes,
+        view_version: found.view_version,
     })
 }
 

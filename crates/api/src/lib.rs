@@ -13,6 +13,7 @@ pub mod import;
 pub mod json;
 pub mod ledger;
 pub mod rate_limit;
+pub mod read_cache;
 pub mod receipts;
 mod routes;
 
@@ -52,6 +53,8 @@ pub struct ApiConfig {
     pub bulk_limit_per_hour: u32,
     /// Where receipt files live; see [`receipts::prepare_dir`].
     pub receipts_dir: PathBuf,
+    /// Bytes of answers [`read_cache`] may keep (0: off).
+    pub read_cache_bytes: usize,
 }
 
 impl Default for ApiConfig {
@@ -63,6 +66,7 @@ impl Default for ApiConfig {
             rate_limit_per_day: 50_000,
             bulk_limit_per_hour: 10,
             receipts_dir: PathBuf::from("./receipts"),
+            read_cache_bytes: 64 << 20,
         }
     }
 }
@@ -143,10 +147,20 @@ pub fn router(state: AppState) -> Router {
     // Install the recorder before the first request is counted.
     metrics_handle();
     let (v1, operations, openapi) = parts();
-    let v1 = v1.route_layer(middleware::from_fn_with_state(
-        state.clone(),
-        auth::require_key,
-    ));
+    let cache = read_cache::CacheState {
+        cache: Arc::new(read_cache::ReadCache::new(state.config.read_cache_bytes)),
+        clock: state.clock.clone(),
+    };
+    // Authentication runs first, then the read cache, then the handler.
+    let v1 = v1
+        .route_layer(middleware::from_fn_with_state(
+            cache,
+            read_cache::serve_cached,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_key,
+        ));
     let docs = SwaggerUi::new("/docs")
         .url("/v1/openapi.json", openapi)
         .config(Config::new(["/v1/openapi.json"]).validator_url("none"));

@@ -87,6 +87,11 @@ pub struct ServeArgs {
     /// Directory of receipt files (created if missing).
     #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
     pub receipts_dir: PathBuf,
+    /// Megabytes of memory for answers to repeated reads, kept until the
+    /// user's data changes (0 turns the cache off).
+    #[arg(long, env = "COFRE_READ_CACHE_MB", default_value_t = 64,
+        value_parser = clap::value_parser!(u32).range(0..=65_536))]
+    pub read_cache_mb: u32,
 }
 
 impl ServeArgs {

@@ -162,6 +162,9 @@ async fn run(cli: Cli) -> Result<(), String> {
                     rate_limit_per_day: args.rate_limit_per_day,
                     bulk_limit_per_hour: args.bulk_limit_per_hour,
                     receipts_dir: args.receipts_dir.clone(),
+                    read_cache_bytes: usize::try_from(args.read_cache_mb)
+                        .unwrap_or(usize::MAX)
+                        .saturating_mul(1 << 20),
                 }),
             };
             serve(&args.bind, state).await

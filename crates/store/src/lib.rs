@@ -173,6 +173,14 @@ pub struct WriteContext {
     pub today: Date,
 }
 
+/// An API key as authentication finds it.
+#[derive(Clone, Debug)]
+pub struct FoundKey {
+    pub key: ApiKey,
+    /// The owner's `view_version` at the time of the lookup.
+    pub view_version: i64,
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Cheap round trip for readiness checks.
@@ -184,7 +192,10 @@ pub trait Store: Send + Sync + 'static {
     async fn get_profile(&self, user: UserId) -> StoreResult<Profile>;
     async fn update_profile(&self, user: UserId, changes: &ProfileChanges) -> StoreResult<Profile>;
     async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()>;
-    async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<ApiKey>>;
+    /// A key with its owner's view version (which every write of the
+    /// owner's data bumps, see `begin_write`): one round trip serves both
+    /// authentication and the read cache's freshness check.
+    async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<FoundKey>>;
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>>;
     /// Marks a key revoked; false when there is no such key.
     async fn revoke_api_key(&self, id: ApiKeyId, now: Timestamp) -> StoreResult<bool>;

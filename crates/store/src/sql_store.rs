@@ -37,7 +37,7 @@ use cofre_domain::{
 };
 
 use crate::{
-    AccountView, Created, ImportBatch, References, SeriesApplied, SeriesOp, Store, StoreError,
+    AccountView, Created, FoundKey, ImportBatch, References, SeriesApplied, SeriesOp, Store, StoreError,
     StoreResult, WriteContext,
 };
 
@@ -1520,15 +1520,22 @@ impl Store for SqlStore {
         }
     }
 
-    async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<ApiKey>> {
+    async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<FoundKey>> {
         let row = sqlx::query(
-            "SELECT id, user_id, secret_hash, scopes, label, created_at, revoked_at \
-             FROM api_keys WHERE id = $1",
+            "SELECT k.id, k.user_id, k.secret_hash, k.scopes, k.label, k.created_at, k.revoked_at, \
+             u.view_version FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1",
         )
         .bind(id.to_string())
         .fetch_optional(&self.pool)
         .await?;
-        row.as_ref().map(api_key_from_row).transpose()
+        row.as_ref()
+            .map(|row| {
+                Ok(FoundKey {
+                    key: api_key_from_row(row)?,
+                    view_version: row.try_get("view_version")?,
+                })
+            })
+            .transpose()
     }
 
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>> {

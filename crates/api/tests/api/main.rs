@@ -15,6 +15,7 @@ mod operations;
 mod overview;
 mod profile;
 mod projections;
+mod read_cache;
 mod receipts;
 mod tags;
 mod totals;
