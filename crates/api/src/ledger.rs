@@ -52,7 +52,9 @@ pub async fn page(
     let mut merged = merge(stored.items, projected, request.limit);
     merged.has_more |= stored.has_more;
     if filter.cashflow && sources.accounts.values().any(|a| a.card.is_some()) {
-        let bills = cards::cashflow_bills(store, user, filter.from, upper, today).await?;
+        // The whole window, not just up to the cursor: every page then
+        // shares one set of (cached) books; the cursor applies below.
+        let bills = cards::cashflow_bills(store, user, filter.from, filter.to, today).await?;
         let bills = bills_page(&sources, filter, request.after.as_ref(), bills);
         if !bills.is_empty() {
             let more = merged.has_more;
