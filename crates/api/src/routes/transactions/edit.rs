@@ -1,0 +1,318 @@
+//! `GET` and `PATCH /v1/transactions/{id}`: one entry read, changed (alone
+//! or with its series), or, for a card bill, paid.
+
+use axum::extract::State;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use cofre_domain::account::Patch;
+use cofre_domain::projection::Handle;
+use cofre_domain::series::{self, Scope, Target};
+use cofre_domain::time::{date_field, format_date};
+use cofre_domain::transaction::{EntryId, TransactionChanges, TxStatus, TxType};
+use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors};
+use cofre_store::{References, SeriesOp, StoreError};
+
+use super::bodies::{TransactionBody, TransactionEnvelope, UpdateResult};
+use super::series::{run_series, series_exists, series_of_handle, series_of_row};
+use super::{entry_id, parse_scope, parse_tag_ids};
+use crate::AppState;
+use crate::auth::{Auth, Read, Write};
+use crate::error::{ApiError, ApiResult, Problem};
+use crate::extract::{AppJson, AppPath, parse_value, uuid_field, uuid_patch};
+use crate::json::{JsonMoney, patch};
+use crate::routes::CommonErrors;
+use crate::{cards, ledger};
+
+/// Changes a stored row; only the fields sent change.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateTransaction {
+    #[schema(format = Date)]
+    date: Option<String>,
+    #[serde(rename = "type")]
+    tx_type: Option<TxType>,
+    status: Option<TxStatus>,
+    #[schema(value_type = Option<f64>)]
+    amount: Option<JsonMoney>,
+    #[schema(max_length = 500)]
+    description: Option<String>,
+    /// `null` clears the notes.
+    #[serde(default, deserialize_with = "patch")]
+    #[schema(value_type = Option<String>, max_length = 5000)]
+    notes: Patch<String>,
+    /// `null` removes the category.
+    #[serde(default, deserialize_with = "patch")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    category_id: Patch<String>,
+    /// Replaces the tags.
+    tag_ids: Option<Vec<String>>,
+    hide_from_results: Option<bool>,
+    /// `this`, `future` or `all`: for entries of a series. A row outside a
+    /// series is the only entry it changes.
+    scope: Option<String>,
+}
+
+/// PATCH on a `mocked-bill:` handle: a payment of the bill.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PayBill {
+    /// Default: what is left to pay.
+    #[schema(value_type = Option<f64>)]
+    amount: Option<JsonMoney>,
+    /// `YYYY-MM-DD`; default today.
+    #[schema(format = Date)]
+    date: Option<String>,
+    /// The bank account paying; default the card's `pay_bill_from_account_id`.
+    #[schema(format = Uuid)]
+    account_id: Option<String>,
+}
+
+/// The body of PATCH: changes to an entry, or the payment of a bill.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum PatchBody {
+    Update(UpdateTransaction),
+    PayBill(PayBill),
+}
+
+impl UpdateTransaction {
+    pub(in crate::routes) fn into_changes(self) -> Result<TransactionChanges, DomainError> {
+        let mut errors = FieldErrors::new();
+        parse_scope(&mut errors, self.scope.as_deref());
+        let date = self
+            .date
+            .as_deref()
+            .and_then(|d| errors.check(date_field("date", d)));
+        let category_id = uuid_patch(
+            &mut errors,
+            "category_id",
+            self.category_id,
+            CategoryId::parse,
+        );
+        let tag_ids = self
+            .tag_ids
+            .as_deref()
+            .map(|ids| parse_tag_ids(&mut errors, ids));
+        errors.finish()?;
+        let changes = TransactionChanges {
+            date,
+            tx_type: self.tx_type,
+            status: self.status,
+            amount: self.amount.map(|m| m.0),
+            description: self.description,
+            notes: self.notes,
+            category_id,
+            tag_ids,
+            hide_from_results: self.hide_from_results,
+        };
+        if changes.is_empty() {
+            return Err(DomainError::field(
+                "body",
+                "send at least one field to change",
+            ));
+        }
+        Ok(changes)
+    }
+}
+
+/// Registers a payment of the bill a handle names: a transfer from the
+/// bank account to the card, both legs naming the bill.
+async fn pay_bill(
+    state: &AppState,
+    auth: &Auth<Write>,
+    handle: Handle,
+    body: PayBill,
+) -> ApiResult<UpdateResult> {
+    let Handle::Bill {
+        card_id,
+        year,
+        month,
+    } = handle
+    else {
+        return Err(ApiError::ProjectionNotFound);
+    };
+    let month = cofre_domain::card::BillMonth { year, month };
+    let (user, today) = (auth.user(), state.clock.today());
+    let mut errors = FieldErrors::new();
+    let date = body
+        .date
+        .as_deref()
+        .and_then(|d| errors.check(date_field("date", d)));
+    let account = body
+        .account_id
+        .as_deref()
+        .and_then(|t| uuid_field(&mut errors, "account_id", t, AccountId::parse));
+    errors.finish()?;
+    let (info, _, bill) = cards::bill(state.store.as_ref(), user, card_id, month, today)
+        .await?
+        .ok_or(ApiError::ProjectionNotFound)?;
+    let amount = match body.amount {
+        Some(amount) => amount.0,
+        None if bill.outstanding.is_positive() => bill.outstanding,
+        None => {
+            return Err(ApiError::field(
+                "amount",
+                "the bill has nothing left to pay; send an amount to pay ahead",
+            ));
+        }
+    };
+    let from = account.or(info.pay_from).ok_or_else(|| {
+        ApiError::field(
+            "account_id",
+            "the card has no paying account (pay_bill_from_account_id): name one",
+        )
+    })?;
+    let payment = cofre_domain::bills::bill_payment(
+        card_id,
+        &info,
+        month,
+        from,
+        amount,
+        date.unwrap_or(today),
+        today,
+    )?;
+    match state
+        .store
+        .pay_bill(user, &payment, state.clock.now())
+        .await
+    {
+        Err(StoreError::NotFound) => return Err(ApiError::ProjectionNotFound),
+        other => other?,
+    }
+    let left = cofre_domain::card::outstanding(bill.outstanding, amount);
+    let message = if left.is_positive() {
+        format!(
+            "Payment of {amount} registered on the bill due {}; {left} is still to pay.",
+            format_date(bill.cycle.due)
+        )
+    } else {
+        format!(
+            "Payment of {amount} registered; the bill due {} is paid.",
+            format_date(bill.cycle.due)
+        )
+    };
+    Ok(UpdateResult {
+        updated_transaction_id: payment.bank_leg.to_string(),
+        affected_ids: vec![payment.bank_leg.to_string(), payment.card_leg.to_string()],
+        message: Some(message),
+    })
+}
+
+/// One entry by id: a stored row, or a projected entry by its handle
+/// (`mocked-recurrence:<rule>:<YYYY-MM-DD>`, `mocked-installment:<purchase>:<k>`).
+#[utoipa::path(get, path = "/v1/transactions/{id}", tag = "transactions",
+    params(("id" = String, Path, description = "A stored row's UUID or a projection handle")),
+    responses((status = 200, body = TransactionEnvelope),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
+        CommonErrors))]
+pub(super) async fn get_transaction(
+    State(state): State<AppState>,
+    auth: Auth<Read>,
+    AppPath(id): AppPath<String>,
+) -> ApiResult<AppJson<TransactionEnvelope>> {
+    let entry = match entry_id(&id)? {
+        EntryId::Stored(id) => state.store.get_transaction(auth.user(), id).await?,
+        EntryId::Projected(handle @ Handle::Bill { .. }) => {
+            cards::resolve_bill(
+                state.store.as_ref(),
+                auth.user(),
+                &handle,
+                state.clock.today(),
+            )
+            .await?
+            .ok_or(ApiError::ProjectionNotFound)?
+            .0
+        }
+        EntryId::Projected(handle) => ledger::resolve(state.store.as_ref(), auth.user(), &handle)
+            .await?
+            .ok_or(ApiError::ProjectionNotFound)?,
+    };
+    Ok(AppJson(TransactionEnvelope {
+        transaction: TransactionBody::from_entry(entry, &state.config.public_url),
+    }))
+}
+
+/// Edits a stored row or a projected entry. For projected entries `scope`
+/// is required: `this` stores the entry with the change; `future` changes it
+/// and every later one (installments are stored; a rule is split, the new
+/// rule carrying the change); `all` changes every installment, or the rule
+/// and its pending stored rows. Rows of a series accept `future` and `all`
+/// too.
+#[utoipa::path(patch, path = "/v1/transactions/{id}", tag = "transactions", request_body = PatchBody,
+    params(("id" = String, Path, description = "A stored row's UUID or a projection handle")),
+    responses((status = 200, body = UpdateResult),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
+        CommonErrors))]
+pub(super) async fn update_transaction(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    AppPath(id): AppPath<String>,
+    AppJson(body): AppJson<serde_json::Map<String, serde_json::Value>>,
+) -> ApiResult<AppJson<UpdateResult>> {
+    let entry = entry_id(&id)?;
+    if let EntryId::Projected(handle @ Handle::Bill { .. }) = entry {
+        let body: PayBill = parse_value(serde_json::Value::Object(body), "")?;
+        return pay_bill(&state, &auth, handle, body).await.map(AppJson);
+    }
+    let body: UpdateTransaction = parse_value(serde_json::Value::Object(body), "")?;
+    let scope = body.scope.as_deref().and_then(Scope::parse);
+    let changes = body.into_changes()?;
+    let references = References {
+        category: match changes.category_id {
+            Patch::Set(id) => Some(id),
+            _ => None,
+        },
+        tags: changes.tag_ids.clone().unwrap_or_default(),
+    };
+    let user = auth.user();
+    let (series, target, scope, missing) = match entry {
+        EntryId::Stored(id) => {
+            let row = state.store.get_transaction(user, id).await?;
+            match (series_of_row(&row), scope) {
+                // A row whose series was deleted stands alone.
+                (Some(series), Some(scope @ (Scope::Future | Scope::All)))
+                    if series_exists(&state, user, series).await? =>
+                {
+                    (series, Target::Stored(id), scope, ApiError::NotFound)
+                }
+                _ => {
+                    let row = state
+                        .store
+                        .update_transaction(user, id, &changes, state.clock.now())
+                        .await?;
+                    return Ok(AppJson(UpdateResult {
+                        updated_transaction_id: row.id.to_string(),
+                        affected_ids: vec![row.id.to_string()],
+                        message: None,
+                    }));
+                }
+            }
+        }
+        EntryId::Projected(handle) => {
+            let series = series_of_handle(&handle)?;
+            let scope = scope.ok_or_else(|| {
+                ApiError::field(
+                    "scope",
+                    "is required for a projected entry: this, future or all",
+                )
+            })?;
+            (
+                series,
+                Target::Projected(handle),
+                scope,
+                ApiError::ProjectionNotFound,
+            )
+        }
+    };
+    let op: SeriesOp = Box::new(move |loaded| series::patch(loaded, target, scope, &changes));
+    let outcome = run_series(&state, user, series, &references, op, missing).await?;
+    Ok(AppJson(UpdateResult {
+        updated_transaction_id: outcome.target_id,
+        affected_ids: outcome.affected_ids,
+        message: outcome.message,
+    }))
+}
