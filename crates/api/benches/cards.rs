@@ -11,7 +11,8 @@
 //!   month ten months back through next month) on the busiest card;
 //! - `overview_parts/*/N`: what the overview reads, each alone:
 //!   `cards::whole_books` (every card's bills and future installments),
-//!   `Store::month_items` (the month's stored cashflow rows, summed) and
+//!   `Store::month_items` (the month's stored cashflow rows, as kept
+//!   summed by triggers) and
 //!   `Store::list_accounts` (balances). The setup also prints how many
 //!   cashflow entries the month holds (`ledger::page` over the month).
 //!
@@ -37,6 +38,7 @@ use tower::ServiceExt;
 use cofre_api::{cards, ledger};
 use cofre_domain::UserId;
 use cofre_domain::account::AccountType;
+use cofre_domain::card::BillMonth;
 use cofre_domain::time::{Clock, format_date};
 use cofre_domain::transaction::{PageRequest, TransactionFilter};
 use cofre_store::{ImportBatch, Store};
@@ -207,8 +209,9 @@ async fn parts_after_write(data: &Dataset) -> String {
             .expect("sources");
     })
     .await;
+    let month = BillMonth::of(today);
     let month_items = after_write(data, async || {
-        store.month_items(user, first, last).await.expect("month");
+        store.month_items(user, month).await.expect("month");
     })
     .await;
     let accounts = after_write(data, async || {
@@ -350,10 +353,10 @@ fn overview_parts(c: &mut Criterion, rt: &tokio::runtime::Runtime, datasets: &[D
                 books.cards.len()
             });
         });
-        let (first, last) = (today.first_of_month(), today.last_of_month());
+        let month = BillMonth::of(today);
         group.bench_with_input(BenchmarkId::new("month_items", data.rows), data, |b, _| {
             b.to_async(rt).iter(|| async {
-                let items = store.month_items(user, first, last).await.expect("month");
+                let items = store.month_items(user, month).await.expect("month");
                 items.len()
             });
         });

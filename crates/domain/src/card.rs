@@ -9,7 +9,8 @@ use jiff::civil::Date;
 use crate::account::CreditSettings;
 use crate::{AccountId, Money};
 
-/// The year and month of a bill's due date.
+/// A calendar year and month: a bill is named by its due date's, and the
+/// overview sums one whole month.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BillMonth {
     pub year: i16,

@@ -371,13 +371,14 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> StoreResult<()>;
 
-    /// The stored rows of the cashflow view dated in `[from, to]`, summed
-    /// by account, type, status and kind (the overview's month).
+    /// The stored rows of the cashflow view (visible, off the cards) dated
+    /// in a whole calendar month, summed by account, type, status and kind
+    /// (the overview's month). Read from totals kept by triggers, so the
+    /// cost does not grow with the month's rows; there is no partial month.
     async fn month_items(
         &self,
         user: UserId,
-        from: Date,
-        to: Date,
+        month: cofre_domain::card::BillMonth,
     ) -> StoreResult<Vec<cofre_domain::overview::MonthItem>>;
 
     /// Applies a bulk call in one transaction: all of it or nothing.

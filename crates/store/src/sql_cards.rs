@@ -141,27 +141,18 @@ impl SqlStore {
         Ok(())
     }
 
-    async fn month_items_of(&self, user: UserId, from: Date, to: Date) -> StoreResult<Vec<MonthItem>> {
+    async fn month_items_of(&self, user: UserId, month: BillMonth) -> StoreResult<Vec<MonthItem>> {
         let mut conn = self.pool.acquire().await?;
-        // The stored rows the cashflow view lists for the window (visible,
-        // off the cards), summed by account, type, status and kind: the
-        // database adds a month of rows without handing each one over.
+        // The month's visible rows off the cards, already summed by
+        // account, type, status and kind by triggers (migration 0007): a
+        // few dozen rows however many the month holds.
         let rows = sqlx::query(
-            "SELECT t.account_id, t.type, t.status, \
-             CASE WHEN t.installment_purchase_id IS NOT NULL THEN 'installment' \
-                  WHEN t.recurrence_id IS NOT NULL THEN 'recurrence' ELSE 'plain' END AS kind, \
-             CAST(SUM(t.amount_cents) AS BIGINT) AS cents \
-             FROM transactions t \
-             WHERE t.user_id = $1 AND t.date >= $2 AND t.date <= $3 \
-               AND t.hide_from_results = FALSE \
-               AND t.account_id NOT IN (SELECT c.id FROM accounts c WHERE c.user_id = $1 AND c.type = 'CREDIT') \
-             GROUP BY t.account_id, t.type, t.status, \
-             CASE WHEN t.installment_purchase_id IS NOT NULL THEN 'installment' \
-                  WHEN t.recurrence_id IS NOT NULL THEN 'recurrence' ELSE 'plain' END",
+            "SELECT m.account_id, m.type, m.status, m.kind, m.cents \
+             FROM month_totals m JOIN accounts a ON a.id = m.account_id \
+             WHERE a.user_id = $1 AND a.type <> 'CREDIT' AND m.month = $2 AND m.cents <> 0",
         )
         .bind(user.to_string())
-        .bind(format_date(from))
-        .bind(format_date(to))
+        .bind(month.key())
         .fetch_all(&mut *conn)
         .await?;
         let mut items = Vec::with_capacity(rows.len());

@@ -2189,10 +2189,9 @@ impl Store for SqlStore {
     async fn month_items(
         &self,
         user: UserId,
-        from: Date,
-        to: Date,
+        month: cofre_domain::card::BillMonth,
     ) -> StoreResult<Vec<cofre_domain::overview::MonthItem>> {
-        self.month_items_of(user, from, to).await
+        self.month_items_of(user, month).await
     }
 
     async fn bulk(

@@ -97,21 +97,24 @@ pub struct OverviewBody {
     pub saldo_previsto: ForecastBody,
 }
 
-fn month_bounds(today: Date) -> (Date, Date) {
-    (today.first_of_month(), today.last_of_month())
+/// The first and last day of `month`.
+fn month_bounds(month: BillMonth) -> (Date, Date) {
+    let first = month.day(1);
+    (first, first.last_of_month())
 }
 
-/// The cashflow view of `[from, to]` as the overview sums it: stored rows
-/// summed by the store, projected entries off the cards, and the bills
-/// with something left to pay that are not hidden.
+/// The cashflow view of a calendar month as the overview sums it: stored
+/// rows summed by the store, projected entries off the cards, and the
+/// bills with something left to pay that are not hidden.
 async fn month_items(
     store: &dyn Store,
     user: UserId,
-    (from, to): (Date, Date),
+    month: BillMonth,
     books: &CardBooks,
     today: Date,
 ) -> StoreResult<Vec<MonthItem>> {
-    let mut items = store.month_items(user, from, to).await?;
+    let (from, to) = month_bounds(month);
+    let mut items = store.month_items(user, month).await?;
     let sources = store.view_sources(user, from, to).await?;
     let filter = TransactionFilter {
         cashflow: true,
@@ -144,7 +147,8 @@ async fn get_overview(
 ) -> ApiResult<AppJson<OverviewBody>> {
     let (store, user) = (state.store.as_ref(), auth.user());
     let today = state.clock.today();
-    let (first, last) = month_bounds(today);
+    let month = BillMonth::of(today);
+    let (_, last) = month_bounds(month);
     let base = &state.config.base_currency;
     let accounts: Vec<AccountTotal> = store
         .list_accounts(user)
@@ -166,7 +170,7 @@ async fn get_overview(
         .iter()
         .map(|(id, info, _, book)| (*id, info, book))
         .collect();
-    let items = month_items(store, user, (first, last), &books, today).await?;
+    let items = month_items(store, user, month, &books, today).await?;
     let mut o = overview(&accounts, &cards, &items, today, last);
     // A bill hidden from the cashflow view (DELETE on its handle) is no
     // "next bill" either: its handle names no projection any more.
