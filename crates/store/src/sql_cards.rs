@@ -8,6 +8,11 @@ use cofre_domain::overview::{ItemKind, MonthItem};
 
 use crate::CardMoney;
 
+/// One row of `day_totals` as the aggregate in [`load_card_money`] writes
+/// it: date, type, installment, cents.
+#[derive(serde::Deserialize)]
+struct RawDay(String, String, JsonBool, i64);
+
 async fn load_card_money(
     conn: &mut <Db as sqlx::Database>::Connection,
     user: UserId,
@@ -25,25 +30,33 @@ async fn load_card_money(
     }
     // One row per card, day, type and kind, kept by triggers (migration
     // 0006): a card's whole history is a few thousand of them however many
-    // purchases it holds, and reading them sums nothing.
-    let rows = sqlx::query(
-        "SELECT d.account_id, d.date, d.type, d.installment, d.cents \
+    // purchases it holds, and reading them sums nothing. They come as one
+    // JSON array per card, as pages do (`entries_query`): handing thousands
+    // of rows over one by one cost most of the first read after a write.
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT d.account_id, \
+         CAST({JSON_AGG}({JSON_ARRAY}(d.date, d.type, d.installment, d.cents)) AS TEXT) AS days \
          FROM day_totals d JOIN accounts a ON a.id = d.account_id \
-         WHERE a.user_id = $1 AND a.type = 'CREDIT' AND d.cents <> 0",
-    )
+         WHERE a.user_id = $1 AND a.type = 'CREDIT' AND d.cents <> 0 \
+         GROUP BY d.account_id"
+    )))
     .bind(user.to_string())
     .fetch_all(&mut *conn)
     .await?;
     for row in &rows {
-        let tx_type: String = row.try_get("type")?;
-        let day = DayTotal {
-            date: get_date(row, "date")?,
-            tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
-            installment: row.try_get("installment")?,
-            amount: Money::from_cents(row.try_get("cents")?),
-        };
+        let text: String = row.try_get("days")?;
+        let raw: Vec<RawDay> = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("day_totals: {e}")))?;
         if let Some(card) = cards.get_mut(&AccountId(get_uuid(row, "account_id")?)) {
-            card.days.push(day);
+            card.days.reserve(raw.len());
+            for RawDay(date, tx_type, installment, cents) in raw {
+                card.days.push(DayTotal {
+                    date: parse_day("date", &date)?,
+                    tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
+                    installment: installment.get(),
+                    amount: Money::from_cents(cents),
+                });
+            }
         }
     }
     // Asked by the cards' ids (the payments index), not by user: that would
