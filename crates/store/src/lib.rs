@@ -1,8 +1,8 @@
 //! The only place with SQL. [`Store`] has one method per unit of work, each
 //! run in its own database transaction; [`SqliteStore`] and
 //! [`PostgresStore`] implement it from one portable body of SQL
-//! (`sql_store.rs`, with `sql_operations.rs`, `sql_receipts.rs` and
-//! `sql_import.rs` beside it), compiled once per backend so each is
+//! (`sql_store.rs` and the `sql_*.rs` files beside it, one per
+//! responsibility), compiled once per backend so each is
 //! concrete and carries its own embedded migrations.
 
 use async_trait::async_trait;

@@ -1,7 +1,8 @@
 // Bank statement imports: rows a bank reports, stored as open-finance rows
-// of one account. Included by `sqlite.rs` and `postgres.rs` right after
-// `sql_store.rs`, whose imports and helpers (`fetch_account`, `get_uuid`,
-// `Db`, ...) it shares; the `Store` methods there forward here.
+// of one account. Included by `sqlite.rs` and `postgres.rs` after
+// `sql_store.rs`, sharing its imports and the helpers of the other
+// `sql_*.rs` files (`fetch_account`, `get_uuid`, `Db`, ...); the `Store`
+// methods there forward here.
 
 use cofre_domain::statement::{self as statement_rules, Statement, StatementRow};
 

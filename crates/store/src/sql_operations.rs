@@ -1,6 +1,6 @@
 // Transfers and bulk edits. Included after `sql_store.rs` by `sqlite.rs`
-// and `postgres.rs`, so it shares that file's imports and helpers; the
-// `Store` methods forward here.
+// and `postgres.rs`, so it shares that file's imports and the helpers of
+// the other `sql_*.rs` files; the `Store` methods forward here.
 
 use cofre_domain::bulk::{self as bulk_rules, BulkAction, RowPlan};
 use cofre_domain::transfer::{self as transfer_rules, NewTransfer};

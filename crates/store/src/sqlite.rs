@@ -30,6 +30,13 @@ impl SqlStore {
 }
 
 include!("sql_store.rs");
+include!("sql_decode.rs");
+include!("sql_steps.rs");
+include!("sql_series.rs");
+include!("sql_users.rs");
+include!("sql_accounts.rs");
+include!("sql_categories.rs");
+include!("sql_transactions.rs");
 include!("sql_operations.rs");
 include!("sql_import.rs");
 include!("sql_receipts.rs");

@@ -1,0 +1,111 @@
+// Categories and tags. Included by `sqlite.rs` and `postgres.rs` with the
+// other `sql_*.rs` files, sharing `sql_store.rs` imports; `Store` methods
+// forward here.
+
+impl SqlStore {
+    async fn create_category_in_tx(
+        &self,
+        user: UserId,
+        changes: &CategoryChanges,
+        now: Timestamp,
+    ) -> StoreResult<Category> {
+        let mut tx = self.begin_write(user).await?;
+        let visible = fetch_categories(&mut tx, user).await?;
+        let state = category_rules::apply_changes(None, changes, &visible)?;
+        let id = CategoryId::new();
+        sqlx::query(
+            "INSERT INTO categories (id, user_id, title, parent_id, icon_id, color_hex, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(id.to_string())
+        .bind(user.to_string())
+        .bind(state.title.clone())
+        .bind(opt_string(state.parent_id))
+        .bind(state.icon_id.clone())
+        .bind(state.color_hex.clone())
+        .bind(format_timestamp(now))
+        .execute(&mut *tx)
+        .await?;
+        set_category_archived(&mut tx, user, id, state.archived).await?;
+        let created = fetch_categories(&mut tx, user)
+            .await?
+            .into_iter()
+            .find(|c| c.id == id)
+            .ok_or(StoreError::NotFound)?;
+        tx.commit().await?;
+        Ok(created)
+    }
+
+    async fn update_category_in_tx(
+        &self,
+        user: UserId,
+        id: CategoryId,
+        changes: &CategoryChanges,
+    ) -> StoreResult<Category> {
+        let mut tx = self.begin_write(user).await?;
+        let visible = fetch_categories(&mut tx, user).await?;
+        let current = visible
+            .iter()
+            .find(|c| c.id == id)
+            .ok_or(StoreError::NotFound)?;
+        let state = category_rules::apply_changes(Some(current), changes, &visible)?;
+        if !current.is_system() {
+            sqlx::query(
+                "UPDATE categories SET title = $3, parent_id = $4, icon_id = $5, color_hex = $6 \
+                 WHERE id = $1 AND user_id = $2",
+            )
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .bind(state.title.clone())
+            .bind(opt_string(state.parent_id))
+            .bind(state.icon_id.clone())
+            .bind(state.color_hex.clone())
+            .execute(&mut *tx)
+            .await?;
+        }
+        set_category_archived(&mut tx, user, id, state.archived).await?;
+        let updated = fetch_categories(&mut tx, user)
+            .await?
+            .into_iter()
+            .find(|c| c.id == id)
+            .ok_or(StoreError::NotFound)?;
+        tx.commit().await?;
+        Ok(updated)
+    }
+
+    async fn create_tag_in_tx(
+        &self,
+        user: UserId,
+        tag: &NewTag,
+        now: Timestamp,
+    ) -> StoreResult<Tag> {
+        let created = Tag {
+            id: TagId::new(),
+            user_id: user,
+            title: tag.title.clone(),
+            color_hex: tag.color_hex.clone(),
+            created_at: now,
+        };
+        let mut tx = self.begin_write(user).await?;
+        let result = sqlx::query(
+            "INSERT INTO tags (id, user_id, title, title_key, color_hex, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(created.id.to_string())
+        .bind(user.to_string())
+        .bind(tag.title.clone())
+        .bind(tag.title_key.clone())
+        .bind(tag.color_hex.clone())
+        .bind(format_timestamp(now))
+        .execute(&mut *tx)
+        .await;
+        match result {
+            Ok(_) => {
+                tx.commit().await?;
+                Ok(created)
+            }
+            Err(err) if is_unique_violation(&err) => Err(StoreError::TitleConflict),
+            Err(err) => Err(err.into()),
+        }
+    }
+}

@@ -1,0 +1,420 @@
+// Decoding: row getters, `*_from_row`, the column lists and the entry
+// query that reads rows with their tags. Included by `sqlite.rs` and
+// `postgres.rs` with the other `sql_*.rs` files, sharing `sql_store.rs` imports.
+
+// ---------------------------------------------------------------- decoding
+
+fn corrupt(what: &str, value: &str) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {value:?}"))
+}
+
+fn get_uuid(row: &DbRow, col: &str) -> StoreResult<Uuid> {
+    let text: String = row.try_get(col)?;
+    Uuid::try_parse(&text).map_err(|_| corrupt(col, &text))
+}
+
+fn get_opt_uuid(row: &DbRow, col: &str) -> StoreResult<Option<Uuid>> {
+    let text: Option<String> = row.try_get(col)?;
+    text.map(|t| Uuid::try_parse(&t).map_err(|_| corrupt(col, &t)))
+        .transpose()
+}
+
+fn get_ts(row: &DbRow, col: &str) -> StoreResult<Timestamp> {
+    let text: String = row.try_get(col)?;
+    text.parse().map_err(|_| corrupt(col, &text))
+}
+
+fn get_opt_ts(row: &DbRow, col: &str) -> StoreResult<Option<Timestamp>> {
+    let text: Option<String> = row.try_get(col)?;
+    text.map(|t| t.parse().map_err(|_| corrupt(col, &t)))
+        .transpose()
+}
+
+fn get_date(row: &DbRow, col: &str) -> StoreResult<Date> {
+    let text: String = row.try_get(col)?;
+    parse_date(&text).ok_or_else(|| corrupt(col, &text))
+}
+
+fn get_opt_date(row: &DbRow, col: &str) -> StoreResult<Option<Date>> {
+    let text: Option<String> = row.try_get(col)?;
+    text.map(|t| parse_date(&t).ok_or_else(|| corrupt(col, &t)))
+        .transpose()
+}
+
+fn get_opt_money(row: &DbRow, col: &str) -> StoreResult<Option<Money>> {
+    let cents: Option<i64> = row.try_get(col)?;
+    Ok(cents.map(Money::from_cents))
+}
+
+fn get_day(row: &DbRow, col: &str) -> StoreResult<Option<u8>> {
+    let day: Option<i32> = row.try_get(col)?;
+    day.map(|d| u8::try_from(d).map_err(|_| corrupt(col, &d.to_string())))
+        .transpose()
+}
+
+fn opt_string<T: ToString>(value: Option<T>) -> Option<String> {
+    value.map(|v| v.to_string())
+}
+
+fn profile_from_row(row: &DbRow) -> StoreResult<Profile> {
+    Ok(Profile {
+        id: UserId(get_uuid(row, "id")?),
+        name: row.try_get("name")?,
+        wage: get_opt_money(row, "wage_cents")?,
+        monthly_living_cost: get_opt_money(row, "monthly_living_cost_cents")?,
+        has_spouse: row.try_get("has_spouse")?,
+        has_children: row.try_get("has_children")?,
+        is_entrepreneur: row.try_get("is_entrepreneur")?,
+    })
+}
+
+fn api_key_from_row(row: &DbRow) -> StoreResult<ApiKey> {
+    let scopes: String = row.try_get("scopes")?;
+    Ok(ApiKey {
+        id: ApiKeyId(get_uuid(row, "id")?),
+        user_id: UserId(get_uuid(row, "user_id")?),
+        secret_hash: row.try_get("secret_hash")?,
+        scopes: parse_scopes(&scopes).map_err(|_| corrupt("scopes", &scopes))?,
+        label: row.try_get("label")?,
+        created_at: get_ts(row, "created_at")?,
+        revoked_at: get_opt_ts(row, "revoked_at")?,
+    })
+}
+
+const ACCOUNT_COLUMNS: &str = "a.id, a.user_id, a.type, a.sub_type, a.title, a.archived, \
+    a.exclude_from_totals, a.currency, a.credit_close_day, a.credit_due_day, \
+    a.credit_cycle_auto, a.credit_limit_cents, a.pay_bill_from_account_id, a.icon_id, \
+    a.card_icon_id, a.open_finance_connected, a.connector_name, a.card_holders, a.created_at";
+
+/// Balance of every account: POSTED rows, CREDIT adds and DEBIT subtracts,
+/// as the triggers of migration 0006 keep it (never a sum over history).
+const BALANCE_COLUMN: &str = "CAST(COALESCE((SELECT b.posted_cents FROM account_balances b \
+    WHERE b.account_id = a.id), 0) AS BIGINT) AS balance_cents";
+
+fn account_from_row(row: &DbRow) -> StoreResult<Account> {
+    let type_text: String = row.try_get("type")?;
+    let account_type = AccountType::parse(&type_text).ok_or_else(|| corrupt("type", &type_text))?;
+    let sub_text: String = row.try_get("sub_type")?;
+    let sub_type = SubType::parse(&sub_text).ok_or_else(|| corrupt("sub_type", &sub_text))?;
+    let credit = match account_type {
+        AccountType::Credit => Some(CreditSettings {
+            close_day: get_day(row, "credit_close_day")?.unwrap_or(1),
+            due_day: get_day(row, "credit_due_day")?.unwrap_or(account_rules::DEFAULT_DUE_DAY),
+            cycle_auto: row
+                .try_get::<Option<bool>, _>("credit_cycle_auto")?
+                .unwrap_or(true),
+            limit: get_opt_money(row, "credit_limit_cents")?.unwrap_or(Money::ZERO),
+        }),
+        AccountType::Bank => None,
+    };
+    let holders: Option<String> = row.try_get("card_holders")?;
+    let card_holders = holders
+        .map(|h| {
+            serde_json::from_str::<BTreeMap<String, String>>(&h)
+                .map_err(|_| corrupt("card_holders", &h))
+        })
+        .transpose()?;
+    Ok(Account {
+        id: AccountId(get_uuid(row, "id")?),
+        user_id: UserId(get_uuid(row, "user_id")?),
+        state: AccountState {
+            account_type,
+            sub_type,
+            title: row.try_get("title")?,
+            archived: row.try_get("archived")?,
+            exclude_from_totals: row.try_get("exclude_from_totals")?,
+            currency: row.try_get("currency")?,
+            credit,
+            pay_bill_from_account_id: get_opt_uuid(row, "pay_bill_from_account_id")?.map(AccountId),
+            icon_id: row.try_get("icon_id")?,
+            card_icon_id: row.try_get("card_icon_id")?,
+        },
+        open_finance_connected: row.try_get("open_finance_connected")?,
+        connector_name: row.try_get("connector_name")?,
+        card_holders,
+        created_at: get_ts(row, "created_at")?,
+    })
+}
+
+fn account_view_from_row(row: &DbRow) -> StoreResult<AccountView> {
+    Ok(AccountView {
+        account: account_from_row(row)?,
+        balance: Money::from_cents(row.try_get("balance_cents")?),
+    })
+}
+
+const CATEGORY_SELECT: &str = "SELECT c.id, c.user_id, c.title, c.parent_id, c.icon_id, \
+    c.color_hex, c.created_at, ca.category_id AS archived_id FROM categories c \
+    LEFT JOIN category_archives ca ON ca.category_id = c.id AND ca.user_id = $1 \
+    WHERE c.user_id IS NULL OR c.user_id = $1";
+
+fn category_from_row(row: &DbRow) -> StoreResult<Category> {
+    let archived: Option<String> = row.try_get("archived_id")?;
+    Ok(Category {
+        id: CategoryId(get_uuid(row, "id")?),
+        owner: get_opt_uuid(row, "user_id")?.map(UserId),
+        title: row.try_get("title")?,
+        parent_id: get_opt_uuid(row, "parent_id")?.map(CategoryId),
+        icon_id: row.try_get("icon_id")?,
+        color_hex: row.try_get("color_hex")?,
+        archived: archived.is_some(),
+        created_at: get_ts(row, "created_at")?,
+    })
+}
+
+fn tag_from_row(row: &DbRow) -> StoreResult<Tag> {
+    Ok(Tag {
+        id: TagId(get_uuid(row, "id")?),
+        user_id: UserId(get_uuid(row, "user_id")?),
+        title: row.try_get("title")?,
+        color_hex: row.try_get("color_hex")?,
+        created_at: get_ts(row, "created_at")?,
+    })
+}
+
+const TX_COLUMNS: &str = "t.id, t.user_id, t.account_id, t.date, t.type, t.status, \
+    t.amount_cents, t.currency, t.description, t.notes, t.bill_to_account_id, t.category_id, \
+    t.recurrence_id, t.recurrence_period_date, t.installment_purchase_id, t.installment_number, \
+    t.transfer_group_id, t.created_by_user, t.source, t.hide_from_results, t.card_number, \
+    t.holder, t.holder_is_me, t.original_description, t.receipt_name, t.open_finance, \
+    t.created_at, ip.installment_count AS plan_count, ip.total_cents AS plan_total";
+
+/// Rows with the purchase they are an installment of.
+const TX_FROM: &str =
+    "FROM transactions t LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id";
+
+/// The output names of [`TX_COLUMNS`], in order.
+const TX_NAMES: &str = "p.id, p.user_id, p.account_id, p.date, p.type, p.status, \
+    p.amount_cents, p.currency, p.description, p.notes, p.bill_to_account_id, p.category_id, \
+    p.recurrence_id, p.recurrence_period_date, p.installment_purchase_id, p.installment_number, \
+    p.transfer_group_id, p.created_by_user, p.source, p.hide_from_results, p.card_number, \
+    p.holder, p.holder_is_me, p.original_description, p.receipt_name, p.open_finance, \
+    p.created_at, p.plan_count, p.plan_total";
+
+/// Starts a query for transaction rows that the database answers as ONE
+/// value, a JSON array of rows: the driver hands over one value instead of
+/// one row (and one thread hand-off) per entry. Push the inner select's
+/// WHERE, ORDER BY and LIMIT, then read it with [`fetch_entries`].
+fn entries_query() -> QueryBuilder<Db> {
+    QueryBuilder::new(format!(
+        "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES})), '[]') AS TEXT) AS page \
+         FROM (SELECT {TX_COLUMNS} {TX_FROM}"
+    ))
+}
+
+/// Runs an [`entries_query`] and decodes its rows, with their tags. The
+/// order of the rows is not kept: callers sort when it matters.
+async fn fetch_entries(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    mut query: QueryBuilder<Db>,
+) -> StoreResult<Vec<Transaction>> {
+    query.push(") p");
+    let row = query.build().fetch_one(&mut *conn).await?;
+    let text: String = row.try_get("page")?;
+    let raw: Vec<RawTx> = serde_json::from_str(&text)
+        .map_err(|e| StoreError::Corrupt(format!("transaction rows: {e}")))?;
+    let mut rows = raw
+        .into_iter()
+        .map(RawTx::into_transaction)
+        .collect::<StoreResult<Vec<_>>>()?;
+    attach_tags(conn, &mut rows).await?;
+    Ok(rows)
+}
+
+/// A boolean as each backend writes it in JSON: `true` or `1`.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum JsonBool {
+    Bool(bool),
+    Int(i64),
+}
+
+impl JsonBool {
+    fn get(self) -> bool {
+        match self {
+            JsonBool::Bool(b) => b,
+            JsonBool::Int(i) => i != 0,
+        }
+    }
+}
+
+/// One transaction row as [`entries_query`] returns it, column by column.
+#[derive(serde::Deserialize)]
+struct RawTx(
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    JsonBool,
+    String,
+    JsonBool,
+    Option<String>,
+    Option<String>,
+    JsonBool,
+    Option<String>,
+    Option<String>,
+    JsonBool,
+    String,
+    Option<i64>,
+    Option<i64>,
+);
+
+fn parse_uuid(column: &str, text: &str) -> StoreResult<Uuid> {
+    Uuid::try_parse(text).map_err(|_| corrupt(column, text))
+}
+
+fn parse_opt_uuid(column: &str, text: Option<String>) -> StoreResult<Option<Uuid>> {
+    text.map(|t| parse_uuid(column, &t)).transpose()
+}
+
+fn parse_day(column: &str, text: &str) -> StoreResult<Date> {
+    parse_date(text).ok_or_else(|| corrupt(column, text))
+}
+
+impl RawTx {
+    /// The entry, its tags filled in later by [`attach_tags`].
+    fn into_transaction(self) -> StoreResult<Transaction> {
+        let RawTx(
+            id,
+            user_id,
+            account_id,
+            date,
+            tx_type,
+            status,
+            amount_cents,
+            currency,
+            description,
+            notes,
+            bill_to_account_id,
+            category_id,
+            recurrence_id,
+            recurrence_period_date,
+            installment_purchase_id,
+            installment_number,
+            transfer_group_id,
+            created_by_user,
+            source,
+            hide_from_results,
+            card_number,
+            holder,
+            holder_is_me,
+            original_description,
+            receipt_name,
+            open_finance,
+            created_at,
+            plan_count,
+            plan_total,
+        ) = self;
+        let small =
+            |column: &str, n: i64| u16::try_from(n).map_err(|_| corrupt(column, &n.to_string()));
+        let installment = match (
+            parse_opt_uuid("installment_purchase_id", installment_purchase_id)?,
+            installment_number,
+            plan_count,
+            plan_total,
+        ) {
+            (Some(purchase), Some(number), Some(count), Some(total)) => Some(InstallmentRef {
+                purchase_id: PurchaseId(purchase),
+                number: small("installment_number", number)?,
+                count: small("installment_count", count)?,
+                total_amount: Money::from_cents(total),
+            }),
+            // Not an installment, or its purchase was deleted: it stands alone.
+            _ => None,
+        };
+        Ok(Transaction {
+            id: EntryId::Stored(TransactionId(parse_uuid("id", &id)?)),
+            user_id: UserId(parse_uuid("user_id", &user_id)?),
+            account_id: AccountId(parse_uuid("account_id", &account_id)?),
+            currency,
+            state: TransactionState {
+                date: parse_day("date", &date)?,
+                tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
+                status: TxStatus::parse(&status).ok_or_else(|| corrupt("status", &status))?,
+                amount: Money::from_cents(amount_cents),
+                description,
+                notes,
+                category_id: parse_opt_uuid("category_id", category_id)?.map(CategoryId),
+                tag_ids: Vec::new(),
+                hide_from_results: hide_from_results.get(),
+            },
+            tags: Vec::new(),
+            bill_to_account_id: parse_opt_uuid("bill_to_account_id", bill_to_account_id)?
+                .map(AccountId),
+            recurrence_id: parse_opt_uuid("recurrence_id", recurrence_id)?.map(RuleId),
+            recurrence_period_date: recurrence_period_date
+                .map(|d| parse_day("recurrence_period_date", &d))
+                .transpose()?,
+            installment,
+            transfer_group_id: parse_opt_uuid("transfer_group_id", transfer_group_id)?,
+            created_by_user: created_by_user.get(),
+            source: Source::parse(&source).ok_or_else(|| corrupt("source", &source))?,
+            card_number,
+            holder,
+            holder_is_me: holder_is_me.get(),
+            original_description,
+            receipt_name,
+            open_finance: open_finance.get(),
+            created_at: created_at
+                .parse()
+                .map_err(|_| corrupt("created_at", &created_at))?,
+        })
+    }
+}
+
+/// Loads the tags of `rows` in one query and attaches them, ordered by title.
+async fn attach_tags(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    rows: &mut [Transaction],
+) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut query = QueryBuilder::<Db>::new(
+        "SELECT tt.transaction_id, g.id, g.title, g.color_hex FROM transaction_tags tt \
+         JOIN tags g ON g.id = tt.tag_id WHERE tt.transaction_id IN (",
+    );
+    let mut list = query.separated(", ");
+    for row in rows.iter() {
+        list.push_bind(row.id.to_string());
+    }
+    query.push(")");
+    let mut by_row: HashMap<EntryId, Vec<TagRef>> = HashMap::new();
+    for row in query.build().fetch_all(&mut *conn).await? {
+        by_row
+            .entry(EntryId::Stored(TransactionId(get_uuid(
+                &row,
+                "transaction_id",
+            )?)))
+            .or_default()
+            .push(TagRef {
+                id: TagId(get_uuid(&row, "id")?),
+                title: row.try_get("title")?,
+                color_hex: row.try_get("color_hex")?,
+            });
+    }
+    for row in rows.iter_mut() {
+        let mut tags = by_row.remove(&row.id).unwrap_or_default();
+        tags.sort_by(|a, b| {
+            sort_key(&a.title)
+                .cmp(&sort_key(&b.title))
+                .then(a.id.cmp(&b.id))
+        });
+        row.state.tag_ids = tags.iter().map(|t| t.id).collect();
+        row.tags = tags;
+    }
+    Ok(())
+}

@@ -1,0 +1,364 @@
+// Shared steps: fetch, insert and check helpers and query filters that
+// the store methods run inside their transactions. Included by `sqlite.rs`
+// and `postgres.rs` with the other `sql_*.rs` files, sharing `sql_store.rs` imports.
+
+// ------------------------------------------------------------ shared steps
+
+async fn fetch_account(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    id: AccountId,
+) -> StoreResult<Option<AccountView>> {
+    let sql = format!(
+        "SELECT {ACCOUNT_COLUMNS}, {BALANCE_COLUMN} FROM accounts a WHERE a.id = $1 AND a.user_id = $2"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id.to_string())
+        .bind(user.to_string())
+        .fetch_optional(&mut *conn)
+        .await?;
+    row.as_ref().map(account_view_from_row).transpose()
+}
+
+async fn fetch_categories(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+) -> StoreResult<Vec<Category>> {
+    let rows = sqlx::query(CATEGORY_SELECT)
+        .bind(user.to_string())
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut list = rows
+        .iter()
+        .map(category_from_row)
+        .collect::<StoreResult<Vec<_>>>()?;
+    list.sort_by(|a, b| {
+        sort_key(&a.title)
+            .cmp(&sort_key(&b.title))
+            .then(a.id.cmp(&b.id))
+    });
+    Ok(list)
+}
+
+async fn fetch_transaction(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    id: TransactionId,
+) -> StoreResult<Option<Transaction>> {
+    let mut query = entries_query();
+    query.push(" WHERE t.id = ").push_bind(id.to_string());
+    query.push(" AND t.user_id = ").push_bind(user.to_string());
+    Ok(fetch_entries(conn, query).await?.pop())
+}
+
+/// Checks that a category is visible to the user and all tags are theirs.
+async fn check_references(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    category: Option<CategoryId>,
+    tags: &[TagId],
+) -> StoreResult<()> {
+    if let Some(category) = category {
+        let found = sqlx::query(
+            "SELECT id FROM categories WHERE id = $1 AND (user_id IS NULL OR user_id = $2)",
+        )
+        .bind(category.to_string())
+        .bind(user.to_string())
+        .fetch_optional(&mut *conn)
+        .await?;
+        if found.is_none() {
+            return Err(DomainError::field("category_id", "no such category").into());
+        }
+    }
+    if !tags.is_empty() {
+        let mut query = QueryBuilder::<Db>::new("SELECT id FROM tags WHERE user_id = ");
+        query.push_bind(user.to_string()).push(" AND id IN (");
+        let mut list = query.separated(", ");
+        for tag in tags {
+            list.push_bind(tag.to_string());
+        }
+        query.push(")");
+        let found: Vec<String> = query
+            .build()
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .map(|r| r.try_get("id"))
+            .collect::<Result<_, _>>()?;
+        if let Some(missing) = tags.iter().find(|t| !found.contains(&t.to_string())) {
+            return Err(DomainError::field("tag_ids", format!("no such tag: {missing}")).into());
+        }
+    }
+    Ok(())
+}
+
+async fn replace_tags(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    id: TransactionId,
+    tags: &[TagId],
+) -> StoreResult<()> {
+    sqlx::query("DELETE FROM transaction_tags WHERE transaction_id = $1")
+        .bind(id.to_string())
+        .execute(&mut *conn)
+        .await?;
+    for tag in tags {
+        sqlx::query("INSERT INTO transaction_tags (transaction_id, tag_id) VALUES ($1, $2)")
+            .bind(id.to_string())
+            .bind(tag.to_string())
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// A stored row as the store writes it.
+struct RowInsert<'a> {
+    id: TransactionId,
+    user: UserId,
+    account: &'a Account,
+    state: &'a TransactionState,
+    link: SeriesLink,
+    source: Source,
+    fingerprint: Option<&'a str>,
+    now: Timestamp,
+}
+
+async fn insert_transaction(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    row: RowInsert<'_>,
+) -> StoreResult<()> {
+    let now = format_timestamp(row.now);
+    let state = row.state;
+    sqlx::query(
+        "INSERT INTO transactions (id, user_id, account_id, date, type, status, amount_cents, \
+         currency, description, notes, category_id, created_by_user, source, hide_from_results, \
+         search_text, fingerprint, created_at, updated_at, recurrence_id, recurrence_period_date, \
+         installment_purchase_id, installment_number) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, \
+         $18, $19, $20, $21)",
+    )
+    .bind(row.id.to_string())
+    .bind(row.user.to_string())
+    .bind(row.account.id.to_string())
+    .bind(format_date(state.date))
+    .bind(state.tx_type.as_str())
+    .bind(state.status.as_str())
+    .bind(state.amount.cents())
+    .bind(row.account.state.currency.clone())
+    .bind(state.description.clone())
+    .bind(state.notes.clone())
+    .bind(opt_string(state.category_id))
+    .bind(true)
+    .bind(row.source.as_str())
+    .bind(state.hide_from_results)
+    .bind(search_text(
+        &state.description,
+        state.notes.as_deref(),
+        None,
+    ))
+    .bind(row.fingerprint.map(str::to_owned))
+    .bind(now)
+    .bind(match row.link {
+        SeriesLink::Recurrence { rule_id, .. } => Some(rule_id.to_string()),
+        _ => None,
+    })
+    .bind(match row.link {
+        SeriesLink::Recurrence { period_date, .. } => Some(format_date(period_date)),
+        _ => None,
+    })
+    .bind(match row.link {
+        SeriesLink::Installment { purchase_id, .. } => Some(purchase_id.to_string()),
+        _ => None,
+    })
+    .bind(match row.link {
+        SeriesLink::Installment { number, .. } => Some(i32::from(number)),
+        _ => None,
+    })
+    .execute(&mut *conn)
+    .await?;
+    replace_tags(conn, row.id, &state.tag_ids).await
+}
+
+/// Ties a stored row to the bill payment it is a leg of.
+async fn mark_payment_leg(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    id: TransactionId,
+    leg: &cofre_domain::card::PaymentLeg,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE transactions SET transfer_group_id = $2, bill_month = $3, \
+         bill_to_account_id = $4 WHERE id = $1",
+    )
+    .bind(id.to_string())
+    .bind(leg.group.to_string())
+    .bind(leg.month.key())
+    .bind(leg.bank_side.then(|| leg.card_id.to_string()))
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn write_account_state(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    id: AccountId,
+    state: &AccountState,
+) -> StoreResult<()> {
+    let credit = state.credit.as_ref();
+    sqlx::query(
+        "UPDATE accounts SET type = $2, sub_type = $3, title = $4, archived = $5, \
+         exclude_from_totals = $6, currency = $7, credit_close_day = $8, credit_due_day = $9, \
+         credit_cycle_auto = $10, credit_limit_cents = $11, pay_bill_from_account_id = $12, \
+         icon_id = $13, card_icon_id = $14 WHERE id = $1",
+    )
+    .bind(id.to_string())
+    .bind(state.account_type.as_str())
+    .bind(state.sub_type.as_str())
+    .bind(state.title.clone())
+    .bind(state.archived)
+    .bind(state.exclude_from_totals)
+    .bind(state.currency.clone())
+    .bind(credit.map(|c| i32::from(c.close_day)))
+    .bind(credit.map(|c| i32::from(c.due_day)))
+    .bind(credit.map(|c| c.cycle_auto))
+    .bind(credit.map(|c| c.limit.cents()))
+    .bind(opt_string(state.pay_bill_from_account_id))
+    .bind(state.icon_id.clone())
+    .bind(state.card_icon_id.clone())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Looks up the paying account a change names, among the user's accounts.
+async fn pay_from_for(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    changes: &AccountChanges,
+) -> StoreResult<Option<Account>> {
+    match changes.pay_bill_from_account_id {
+        Patch::Set(id) => Ok(fetch_account(conn, user, id).await?.map(|v| v.account)),
+        _ => Ok(None),
+    }
+}
+
+async fn set_category_archived(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    id: CategoryId,
+    archived: bool,
+) -> StoreResult<()> {
+    sqlx::query("DELETE FROM category_archives WHERE user_id = $1 AND category_id = $2")
+        .bind(user.to_string())
+        .bind(id.to_string())
+        .execute(&mut *conn)
+        .await?;
+    if archived {
+        sqlx::query("INSERT INTO category_archives (user_id, category_id) VALUES ($1, $2)")
+            .bind(user.to_string())
+            .bind(id.to_string())
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+fn push_id_list<T: ToString>(query: &mut QueryBuilder<Db>, column: &str, ids: &[T]) {
+    if ids.is_empty() {
+        // An empty list selects nothing, like an IN () would.
+        query.push(" AND 1 = 0");
+        return;
+    }
+    query.push(format_args!(" AND {column} IN ("));
+    let mut list = query.separated(", ");
+    for id in ids {
+        list.push_bind(id.to_string());
+    }
+    query.push(")");
+}
+
+/// Pushes the JOIN and WHERE of a list filter onto a query over
+/// `transactions t` (the list page and bulk selections share it).
+fn push_filter(query: &mut QueryBuilder<Db>, user: UserId, filter: &TransactionFilter) {
+    if filter.sub_types.is_some() {
+        query.push(" JOIN accounts a ON a.id = t.account_id");
+    }
+    query
+        .push(" WHERE t.user_id = ")
+        .push_bind(user.to_string());
+    query
+        .push(" AND t.date >= ")
+        .push_bind(format_date(filter.from));
+    query
+        .push(" AND t.date <= ")
+        .push_bind(format_date(filter.to));
+    query
+        .push(" AND t.hide_from_results = ")
+        .push_bind(filter.hidden);
+    if filter.cashflow {
+        query
+            .push(" AND t.account_id NOT IN (SELECT c.id FROM accounts c WHERE c.user_id = ")
+            .push_bind(user.to_string())
+            .push(" AND c.type = 'CREDIT')");
+    }
+    if let Some(status) = filter.status {
+        query.push(" AND t.status = ").push_bind(status.as_str());
+    }
+    if let Some(tx_type) = filter.tx_type {
+        query.push(" AND t.type = ").push_bind(tx_type.as_str());
+    }
+    if let Some(ids) = &filter.account_ids {
+        push_id_list(query, "t.account_id", ids);
+    }
+    if let Some(ids) = &filter.category_ids {
+        push_id_list(query, "t.category_id", ids);
+    }
+    if let Some(sub_types) = &filter.sub_types {
+        let names: Vec<&str> = sub_types.iter().map(|s| s.as_str()).collect();
+        push_id_list(query, "a.sub_type", &names);
+    }
+    if let Some(ids) = &filter.tag_ids {
+        query.push(
+            " AND EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id",
+        );
+        push_id_list(query, "tt.tag_id", ids);
+        query.push(")");
+    }
+    if filter.no_category {
+        query.push(" AND t.category_id IS NULL");
+    }
+    if filter.no_tags {
+        query.push(
+            " AND NOT EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id)",
+        );
+    }
+    if filter.is_recurring {
+        query.push(" AND t.recurrence_id IS NOT NULL");
+    }
+    if filter.is_installments {
+        query.push(" AND t.installment_purchase_id IS NOT NULL");
+    }
+    if let Some(search) = &filter.search {
+        query
+            .push(" AND t.search_text LIKE ")
+            .push_bind(like_pattern(search))
+            .push(" ESCAPE '\\'");
+    }
+}
+
+/// `%`, `_` and `\` in a search are literal characters, not wildcards.
+fn like_pattern(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+fn is_unique_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+}

@@ -1,0 +1,220 @@
+// Transaction rows: create, update, delete, list, and batch imports of rows
+// with their rules and plans. Included by `sqlite.rs` and `postgres.rs` with
+// the other `sql_*.rs` files, sharing `sql_store.rs` imports; `Store` methods forward here.
+
+impl SqlStore {
+    async fn try_create_transaction(
+        &self,
+        user: UserId,
+        new: &NewTransaction,
+        plan: Option<&InstallmentPlan>,
+        now: Timestamp,
+    ) -> StoreResult<Created<Transaction>> {
+        let mut tx = self.begin_write(user).await?;
+        if new.client_chosen_id {
+            let existing =
+                sqlx::query("SELECT user_id, fingerprint FROM transactions WHERE id = $1")
+                    .bind(new.id.to_string())
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if let Some(row) = existing {
+                let owner: String = row.try_get("user_id")?;
+                let fingerprint: Option<String> = row.try_get("fingerprint")?;
+                if owner != user.to_string() || fingerprint.as_deref() != Some(&new.fingerprint) {
+                    return Err(StoreError::IdConflict);
+                }
+                let value = fetch_transaction(&mut tx, user, new.id)
+                    .await?
+                    .ok_or(StoreError::NotFound)?;
+                return Ok(Created {
+                    value,
+                    deduped: true,
+                });
+            }
+        }
+        let account = fetch_account(&mut tx, user, new.account_id)
+            .await?
+            .ok_or_else(|| StoreError::from(DomainError::field("account_id", "no such account")))?
+            .account;
+        check_references(&mut tx, user, new.state.category_id, &new.state.tag_ids).await?;
+        if let Some(plan) = plan {
+            put_plan(&mut tx, plan, now).await?;
+        }
+        insert_transaction(
+            &mut tx,
+            RowInsert {
+                id: new.id,
+                user,
+                account: &account,
+                state: &new.state,
+                link: new.link,
+                source: Source::Api,
+                fingerprint: Some(&new.fingerprint),
+                now,
+            },
+        )
+        .await?;
+        let value = fetch_transaction(&mut tx, user, new.id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        tx.commit().await?;
+        Ok(Created {
+            value,
+            deduped: false,
+        })
+    }
+
+    async fn import_in_tx(
+        &self,
+        user: UserId,
+        batch: &ImportBatch,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write(user).await?;
+        let mut accounts: HashMap<AccountId, Account> = HashMap::new();
+        for view in sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ACCOUNT_COLUMNS}, CAST(0 AS BIGINT) AS balance_cents FROM accounts a WHERE a.user_id = $1"
+        )))
+        .bind(user.to_string())
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(account_view_from_row)
+        {
+            let view = view?;
+            accounts.insert(view.account.id, view.account);
+        }
+        let owned = |id: AccountId| {
+            accounts.get(&id).ok_or_else(|| {
+                StoreError::from(DomainError::field("account_id", "no such account"))
+            })
+        };
+        for rule in &batch.rules {
+            owned(rule.account_id)?;
+            put_rule(&mut tx, rule, now).await?;
+        }
+        for plan in &batch.plans {
+            owned(plan.account_id)?;
+            put_plan(&mut tx, plan, now).await?;
+        }
+        for row in &batch.rows {
+            let account = owned(row.account_id)?;
+            insert_transaction(
+                &mut tx,
+                RowInsert {
+                    id: row.id,
+                    user,
+                    account,
+                    state: &row.state,
+                    link: row.link,
+                    source: Source::Api,
+                    fingerprint: None,
+                    now,
+                },
+            )
+            .await?;
+            if let Some(leg) = &row.payment {
+                mark_payment_leg(&mut tx, row.id, leg).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn update_transaction_in_tx(
+        &self,
+        user: UserId,
+        id: TransactionId,
+        changes: &TransactionChanges,
+        now: Timestamp,
+    ) -> StoreResult<Transaction> {
+        let mut tx = self.begin_write(user).await?;
+        let current = fetch_transaction(&mut tx, user, id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        let state = tx_rules::apply_changes(&current.state, changes)?;
+        let category_changed = state.category_id != current.state.category_id;
+        let new_category = if category_changed {
+            state.category_id
+        } else {
+            None
+        };
+        let new_tags: Vec<TagId> = match &changes.tag_ids {
+            Some(_) => state.tag_ids.clone(),
+            None => Vec::new(),
+        };
+        check_references(&mut tx, user, new_category, &new_tags).await?;
+        update_row_state(
+            &mut tx,
+            user,
+            id,
+            &state,
+            current.original_description.as_deref(),
+            now,
+        )
+        .await?;
+        let updated = fetch_transaction(&mut tx, user, id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        tx.commit().await?;
+        Ok(updated)
+    }
+
+    async fn delete_transaction_in_tx(
+        &self,
+        user: UserId,
+        id: TransactionId,
+    ) -> StoreResult<Option<String>> {
+        let mut tx = self.begin_write(user).await?;
+        let row =
+            sqlx::query("SELECT receipt_name FROM transactions WHERE id = $1 AND user_id = $2")
+                .bind(id.to_string())
+                .bind(user.to_string())
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or(StoreError::NotFound)?;
+        let receipt: Option<String> = row.try_get("receipt_name")?;
+        sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(receipt)
+    }
+
+    async fn list_transactions_of(
+        &self,
+        user: UserId,
+        filter: &TransactionFilter,
+        page: &PageRequest,
+    ) -> StoreResult<Page<Transaction>> {
+        let mut conn = self.pool.acquire().await?;
+        let mut query = entries_query();
+        push_filter(&mut query, user, filter);
+        if let Some(after) = &page.after {
+            let date = format_date(after.date);
+            query
+                .push(" AND (t.date < ")
+                .push_bind(date.clone())
+                .push(" OR (t.date = ")
+                .push_bind(date)
+                .push(" AND t.id > ")
+                .push_bind(after.id.clone())
+                .push("))");
+        }
+        let fetch = i64::try_from(page.limit)
+            .unwrap_or(i64::MAX)
+            .saturating_add(1);
+        query
+            .push(" ORDER BY t.date DESC, t.id ASC LIMIT ")
+            .push_bind(fetch);
+
+        let mut items = fetch_entries(&mut conn, query).await?;
+        // The aggregate need not keep the subquery's order: restore it.
+        items.sort_by_cached_key(|e| (std::cmp::Reverse(e.state.date), e.id.to_string()));
+        let has_more = items.len() > page.limit;
+        items.truncate(page.limit);
+        Ok(Page { items, has_more })
+    }
+}
