@@ -21,6 +21,8 @@ use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
 
 use cofre_domain::auth::Scope;
 use cofre_domain::time::Clock;
@@ -33,6 +35,41 @@ use crate::error::ApiError;
 pub struct ReadCache {
     limit: usize,
     entries: Mutex<Entries>,
+    /// Answers being computed: after a write, the many requests for the
+    /// same page wait for the first one instead of each computing it.
+    flights: Mutex<HashMap<Flight, Arc<Notify>>>,
+}
+
+/// What one computation answers: the key, the path, the version and day.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Flight(UserId, ApiKeyId, String, i64, Date);
+
+/// How long a request waits for another one computing its answer before
+/// computing it itself.
+const FLIGHT_WAIT: Duration = Duration::from_secs(5);
+
+/// The first request computing an answer; ending it, however it ends
+/// (answered, failed, or dropped with its connection), lets the waiting
+/// requests go on.
+struct Leader<'a> {
+    cache: &'a ReadCache,
+    flight: Flight,
+    notify: Arc<Notify>,
+}
+
+impl Drop for Leader<'_> {
+    fn drop(&mut self) {
+        let mut flights = self.cache.flights.lock().unwrap_or_else(|p| p.into_inner());
+        flights.remove(&self.flight);
+        self.notify.notify_waiters();
+    }
+}
+
+/// Either this request computes the answer, or it waited for the one that
+/// did (and looks in the cache again).
+enum Turn<'a> {
+    Lead(Leader<'a>),
+    Waited,
 }
 
 #[derive(Default)]
@@ -66,7 +103,37 @@ impl ReadCache {
         Self {
             limit,
             entries: Mutex::default(),
+            flights: Mutex::default(),
         }
+    }
+
+    /// Leads the computation of `flight`, or waits (up to [`FLIGHT_WAIT`])
+    /// for the request already leading it.
+    async fn turn(&self, flight: Flight) -> Turn<'_> {
+        let notified = {
+            let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+            match flights.get(&flight) {
+                Some(notify) => {
+                    // Registered before the lock is released: the leader's
+                    // notify_waiters cannot be missed.
+                    let notify = notify.clone();
+                    let mut notified = Box::pin(notify.notified_owned());
+                    notified.as_mut().enable();
+                    notified
+                }
+                None => {
+                    let notify = Arc::new(Notify::new());
+                    flights.insert(flight.clone(), notify.clone());
+                    return Turn::Lead(Leader {
+                        cache: self,
+                        flight,
+                        notify,
+                    });
+                }
+            }
+        };
+        let _ = tokio::time::timeout(FLIGHT_WAIT, notified).await;
+        Turn::Waited
     }
 
     /// The largest answer worth keeping: one big answer must not push out
@@ -135,6 +202,13 @@ pub struct CacheState {
     pub clock: Clock,
 }
 
+fn hit(answer: Answer) -> Response {
+    metrics::counter!("read_cache_hits_total").increment(1);
+    let mut response = Response::new(Body::from(answer.body));
+    *response.headers_mut() = answer.headers;
+    response
+}
+
 /// Middleware for `/v1`, inside authentication: answers a `GET` from the
 /// cache when it can, and keeps what the handler answers with 200.
 pub async fn serve_cached(State(state): State<CacheState>, req: Request, next: Next) -> Response {
@@ -151,11 +225,28 @@ pub async fn serve_cached(State(state): State<CacheState>, req: Request, next: N
         .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned());
     let day = state.clock.today();
     if let Some(answer) = state.cache.get(&principal, day, &path) {
-        metrics::counter!("read_cache_hits_total").increment(1);
-        let mut response = Response::new(Body::from(answer.body));
-        *response.headers_mut() = answer.headers;
-        return response;
+        return hit(answer);
     }
+    let flight = Flight(
+        principal.user_id,
+        principal.key_id,
+        path.clone(),
+        principal.view_version,
+        day,
+    );
+    let _leader = match state.cache.turn(flight).await {
+        // Kept to the end: the waiting requests go on once this one
+        // has put its answer in the cache.
+        Turn::Lead(leader) => Some(leader),
+        Turn::Waited => {
+            if let Some(answer) = state.cache.get(&principal, day, &path) {
+                return hit(answer);
+            }
+            // The leader's answer was not kept (an error, too big, or it
+            // gave up): compute it here.
+            None
+        }
+    };
     metrics::counter!("read_cache_misses_total").increment(1);
     let response = next.run(req).await;
     let fits = response
@@ -277,6 +368,45 @@ mod tests {
             answer("0123456789"),
         );
         assert!(big.get(&principal(1), day(1), "/v1/x00").is_none());
+    }
+
+    fn flight(version: i64) -> Flight {
+        let p = principal(version);
+        Flight(p.user_id, p.key_id, "/v1/a".into(), version, day(1))
+    }
+
+    #[tokio::test]
+    async fn concurrent_misses_wait_for_the_first_one() {
+        let cache = Arc::new(ReadCache::new(1 << 20));
+        let Turn::Lead(leader) = cache.turn(flight(1)).await else {
+            panic!("the first request leads");
+        };
+        // Another version is another computation: it leads too.
+        assert!(matches!(cache.turn(flight(2)).await, Turn::Lead(_)));
+        let waiter = {
+            let cache = cache.clone();
+            tokio::spawn(async move {
+                let started = std::time::Instant::now();
+                let waited = matches!(cache.turn(flight(1)).await, Turn::Waited);
+                (waited, started.elapsed())
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            !waiter.is_finished(),
+            "the second request waits for the leader"
+        );
+        cache.put(&principal(1), day(1), "/v1/a".into(), answer("one"));
+        drop(leader);
+        let (waited, took) = waiter.await.expect("waiter");
+        assert!(waited);
+        assert!(
+            took < FLIGHT_WAIT,
+            "woken by the leader, not by the timeout"
+        );
+        assert!(cache.get(&principal(1), day(1), "/v1/a").is_some());
+        // Done: the next miss leads again.
+        assert!(matches!(cache.turn(flight(1)).await, Turn::Lead(_)));
     }
 
     #[test]

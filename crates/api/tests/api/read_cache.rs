@@ -98,6 +98,34 @@ async fn a_write_is_seen_at_once_even_from_another_process(backend: Backend) {
     );
 }
 
+async fn concurrent_reads_after_a_write_all_get_the_new_answer(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let bank = app.bank("Conta").await;
+    let path = "/v1/transactions?from=2026-01-01&to=2026-12-31&view=ledger";
+    app.get(path).await.ok(200);
+    app.tx(
+        json!({"account_id": bank, "description": "Mercado", "amount": 80,
+        "type": "DEBIT", "date": "2026-04-10"}),
+    )
+    .await;
+    // Eight at once: one computes, the others wait for its answer (or
+    // compute their own); all see the write.
+    let (a, b, c, d, e, f, g, h) = tokio::join!(
+        app.get(path),
+        app.get(path),
+        app.get(path),
+        app.get(path),
+        app.get(path),
+        app.get(path),
+        app.get(path),
+        app.get(path)
+    );
+    for r in [&a, &b, &c, &d, &e, &f, &g, &h] {
+        assert_eq!(r.ok(200)["data"].as_array().unwrap().len(), 1);
+        assert_eq!(r.text, a.text);
+    }
+}
+
 async fn a_kept_answer_needs_a_valid_key_with_read(backend: Backend) {
     let app = TestApp::start(backend).await;
     app.get("/v1/accounts").await.ok(200);
@@ -145,6 +173,7 @@ async fn the_cache_can_be_turned_off(backend: Backend) {
 on_both_backends!(
     a_repeated_read_is_served_from_memory,
     a_write_is_seen_at_once_even_from_another_process,
+    concurrent_reads_after_a_write_all_get_the_new_answer,
     a_kept_answer_needs_a_valid_key_with_read,
     answers_are_kept_apart_per_user,
     the_cache_can_be_turned_off,
