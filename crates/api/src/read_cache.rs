@@ -82,7 +82,8 @@ struct Entries {
 struct UserAnswers {
     version: i64,
     day: Date,
-    answers: HashMap<(ApiKeyId, String), Answer>,
+    /// By key, then path with query (looked up without a copy of it).
+    answers: HashMap<ApiKeyId, HashMap<String, Answer>>,
 }
 
 #[derive(Clone)]
@@ -148,9 +149,7 @@ impl ReadCache {
         if user.version != principal.view_version || user.day != day {
             return None;
         }
-        user.answers
-            .get(&(principal.key_id, path.to_owned()))
-            .cloned()
+        user.answers.get(&principal.key_id)?.get(path).cloned()
     }
 
     fn put(&self, principal: &Principal, day: Date, path: String, answer: Answer) {
@@ -168,7 +167,12 @@ impl ReadCache {
             if user.version > principal.view_version || user.day > day {
                 return;
             }
-            let stale: usize = user.answers.iter().map(|((_, p), a)| a.size(p)).sum();
+            let stale: usize = user
+                .answers
+                .values()
+                .flatten()
+                .map(|(p, a)| a.size(p))
+                .sum();
             entries.bytes -= stale;
             entries.users.remove(&principal.user_id);
         }
@@ -186,7 +190,9 @@ impl ReadCache {
             });
         if let Some(old) = user
             .answers
-            .insert((principal.key_id, path.clone()), answer)
+            .entry(principal.key_id)
+            .or_default()
+            .insert(path.clone(), answer)
         {
             entries.bytes -= old.size(&path);
         }
