@@ -21,11 +21,23 @@ pub enum ApiError {
     TitleConflict,
     TransferConflict(String),
     NotACreditCard,
-    ExpectedCountMismatch { expected: u64, matched: u64 },
-    RateLimited { retry_after: u64 },
-    PayloadTooLarge { limit: usize },
+    ExpectedCountMismatch {
+        expected: u64,
+        matched: u64,
+    },
+    RateLimited {
+        retry_after: u64,
+    },
+    PayloadTooLarge {
+        limit: usize,
+    },
     UnsupportedMediaType(String),
     MethodNotAllowed,
+    /// The request ran past the server's deadline and was cut off; what it
+    /// was writing was rolled back unless it had already committed.
+    DeadlineExceeded {
+        seconds: u64,
+    },
     Internal(String),
 }
 
@@ -127,6 +139,11 @@ impl ApiError {
                 "method_not_allowed",
                 "Method not allowed",
             ),
+            ApiError::DeadlineExceeded { .. } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "deadline_exceeded",
+                "Request took too long",
+            ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal_error",
@@ -167,6 +184,10 @@ impl ApiError {
             }
             ApiError::UnsupportedMediaType(detail) => detail.clone(),
             ApiError::MethodNotAllowed => "this path does not accept this method".into(),
+            ApiError::DeadlineExceeded { seconds } => format!(
+                "the request was cut off after {seconds} s; retry it (a write sent with a client \
+                 `id` is safe to retry)"
+            ),
             ApiError::Internal(_) => "an unexpected error occurred; it has been logged".into(),
         }
     }
@@ -211,6 +232,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry_after = match &self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
+            ApiError::DeadlineExceeded { .. } => Some(1),
             _ => None,
         };
         let unauthorized = matches!(self, ApiError::Unauthorized);

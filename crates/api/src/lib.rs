@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
@@ -39,6 +39,9 @@ use cofre_store::Store;
 
 use crate::error::ApiError;
 use crate::rate_limit::{Limiter, Window};
+
+/// The request deadline unless configured (`COFRE_REQUEST_TIMEOUT`).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Settings the API needs at run time.
 #[derive(Clone, Debug)]
@@ -55,6 +58,8 @@ pub struct ApiConfig {
     pub receipts_dir: PathBuf,
     /// Bytes of answers [`read_cache`] may keep (0: off).
     pub read_cache_bytes: usize,
+    /// How long one request may run before it is cut off with a 503.
+    pub request_timeout: Duration,
 }
 
 impl Default for ApiConfig {
@@ -67,6 +72,7 @@ impl Default for ApiConfig {
             bulk_limit_per_hour: 10,
             receipts_dir: PathBuf::from("./receipts"),
             read_cache_bytes: 64 << 20,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
         }
     }
 }
@@ -165,6 +171,7 @@ pub fn router(state: AppState) -> Router {
         .url("/v1/openapi.json", openapi)
         .config(Config::new(["/v1/openapi.json"]).validator_url("none"));
     let request_id = HeaderName::from_static("x-request-id");
+    let deadline = state.config.request_timeout;
 
     Router::new()
         .merge(v1)
@@ -173,6 +180,9 @@ pub fn router(state: AppState) -> Router {
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::extract::DefaultBodyLimit::max(extract::JSON_BODY_LIMIT))
+        .layer(middleware::from_fn(move |req: Request, next: Next| {
+            within_deadline(deadline, req, next)
+        }))
         .layer(middleware::from_fn(record_metrics))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::Internal("handler panicked".into()).into_response()
@@ -190,6 +200,27 @@ pub fn router(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
         .with_state(state)
+}
+
+/// Cuts a request off at `deadline`: dropping the handler's future rolls
+/// back a write transaction it holds open, and frees its connection, so no
+/// request can hold the server. Work that never yields cannot be cut off
+/// this way; that is why every loop over dates is bounded by construction.
+async fn within_deadline(deadline: Duration, req: Request, next: Next) -> Response {
+    match tokio::time::timeout(deadline, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => {
+            metrics::counter!("http_requests_cut_off_total").increment(1);
+            tracing::warn!(
+                deadline_ms = deadline.as_millis() as u64,
+                "request cut off at its deadline"
+            );
+            ApiError::DeadlineExceeded {
+                seconds: deadline.as_secs().max(1),
+            }
+            .into_response()
+        }
+    }
 }
 
 /// The process-wide Prometheus recorder, installed on first use.

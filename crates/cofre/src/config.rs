@@ -92,6 +92,15 @@ pub struct ServeArgs {
     #[arg(long, env = "COFRE_READ_CACHE_MB", default_value_t = 64,
         value_parser = clap::value_parser!(u32).range(0..=65_536))]
     pub read_cache_mb: u32,
+    /// Seconds one request may run before it is cut off with a 503 problem.
+    #[arg(long, env = "COFRE_REQUEST_TIMEOUT", default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub request_timeout: u64,
+    /// Seconds in-flight requests get to finish after SIGTERM or Ctrl-C;
+    /// past that the process exits anyway.
+    #[arg(long, env = "COFRE_SHUTDOWN_GRACE", default_value_t = 15,
+        value_parser = clap::value_parser!(u64).range(0..=3_600))]
+    pub shutdown_grace: u64,
 }
 
 impl ServeArgs {

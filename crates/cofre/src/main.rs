@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use cofre_api::admin::{self, IssuedKey};
 use cofre_api::rate_limit::MemoryLimiter;
@@ -165,9 +166,10 @@ async fn run(cli: Cli) -> Result<(), String> {
                     read_cache_bytes: usize::try_from(args.read_cache_mb)
                         .unwrap_or(usize::MAX)
                         .saturating_mul(1 << 20),
+                    request_timeout: Duration::from_secs(args.request_timeout),
                 }),
             };
-            serve(&args.bind, state).await
+            serve(&args.bind, state, Duration::from_secs(args.shutdown_grace)).await
         }
         Command::Users(UsersCommand::Create { name }) => {
             let store = open_store(&cli.common).await?;
@@ -243,15 +245,34 @@ fn print_first_key(public_url: &str, user: UserId, key: &IssuedKey) {
     );
 }
 
-async fn serve(bind: &str, state: AppState) -> Result<(), String> {
+async fn serve(bind: &str, state: AppState, grace: Duration) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(bind)
         .await
         .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
     tracing::info!(address = %bind, "cofre listening");
-    axum::serve(listener, cofre_api::router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())?;
+    let (stopping, mut stop) = tokio::sync::watch::channel(false);
+    let server = axum::serve(listener, cofre_api::router(state))
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            let _ = stopping.send(true);
+        })
+        .into_future();
+    // In-flight requests get `grace` to finish after the signal; past it
+    // the process exits without them (what they had not committed is
+    // rolled back by the database, as after a crash).
+    let grace_over = async move {
+        let _ = stop.wait_for(|stopping| *stopping).await;
+        tokio::time::sleep(grace).await;
+    };
+    tokio::select! {
+        result = server => result.map_err(|e| e.to_string())?,
+        () = grace_over => {
+            tracing::warn!(grace_s = grace.as_secs(), "shutdown grace over; exiting with requests still in flight");
+            // A request stuck in work that never yields would keep the
+            // runtime from shutting down: leave without waiting for it.
+            std::process::exit(0);
+        }
+    }
     tracing::info!("cofre stopped");
     Ok(())
 }

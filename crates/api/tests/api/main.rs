@@ -8,6 +8,7 @@ mod auth;
 mod bulk;
 mod cards;
 mod categories;
+mod deadline;
 mod demo;
 mod listing;
 mod open_finance;
