@@ -7,7 +7,9 @@ use jiff::ToSpan;
 use jiff::civil::{Date, date};
 
 use cofre_domain::bills::{Bill, CardBook, CardInfo, Charge, bill_entry};
+use cofre_domain::card::BillMonth;
 use cofre_domain::projection::Handle;
+use cofre_domain::time::{MAX_DATE, MIN_DATE};
 use cofre_domain::transaction::Transaction;
 use cofre_domain::view::ViewSources;
 use cofre_domain::{AccountId, UserId};
@@ -35,9 +37,10 @@ impl CardBooks {
 
 /// The window of projections a card's whole history and future need.
 pub fn whole_range(today: Date) -> (Date, Date) {
+    // Near the end of the calendar the future is shorter.
     let end = today
         .checked_add(BOOK_YEARS_AHEAD.years())
-        .unwrap_or(Date::MAX);
+        .map_or(MAX_DATE, |end| end.min(MAX_DATE));
     (BOOK_START.min(today), end)
 }
 
@@ -140,9 +143,10 @@ pub async fn books(
 /// The projection range that makes the bills due in `[from, to]` exact:
 /// from the start of the first cycle to the close of the last.
 pub fn bills_range(info: &CardInfo, from: Date, to: Date) -> (Date, Date) {
-    let first = info.cycles.cycle(info.cycles.month_of(from).prev().prev());
-    let last = info.cycles.cycle(cofre_domain::card::BillMonth::of(to));
-    (first.start, last.close.max(to))
+    let due = info.cycles.due_between(from, to);
+    let start = due.first().map_or(from, |c| c.start.min(from));
+    let end = due.last().map_or(to, |c| c.close.max(to));
+    (start, end)
 }
 
 /// Cashflow entries of the bills due in `[from, to]` that have something
@@ -154,8 +158,11 @@ pub async fn cashflow_bills(
     to: Date,
     today: Date,
 ) -> StoreResult<Vec<Transaction>> {
-    // A cycle starts at most two months before its due date.
-    let start = from.checked_sub(70.days()).unwrap_or(from);
+    // A cycle starts at most two months before its due date, and never
+    // before the calendar does.
+    let start = from
+        .checked_sub(70.days())
+        .map_or(MIN_DATE, |start| start.max(MIN_DATE));
     let books = books(store, user, (start, to), None, None).await?;
     let mut entries = Vec::new();
     for (id, info, currency, book) in &books.cards {
@@ -186,17 +193,21 @@ pub async fn bill(
     store: &dyn Store,
     user: UserId,
     card: AccountId,
-    month: cofre_domain::card::BillMonth,
+    month: BillMonth,
     today: Date,
 ) -> StoreResult<Option<(CardInfo, String, Bill)>> {
     let Some(info) = card_of(store, user, card, today).await? else {
         return Ok(None);
     };
-    let cycle = info.cycles.cycle(month);
+    // A month whose cycle lies before the calendar has no bill.
+    let Some(cycle) = info.cycles.cycle(month) else {
+        return Ok(None);
+    };
     let books = books(store, user, (cycle.start, cycle.close), Some(card), None).await?;
-    Ok(books
-        .get(card)
-        .map(|(info, currency, book)| (info.clone(), currency.to_owned(), book.bill(month, today))))
+    Ok(books.get(card).and_then(|(info, currency, book)| {
+        let bill = book.bill(month, today)?;
+        Some((info.clone(), currency.to_owned(), bill))
+    }))
 }
 
 /// Per card, the whole book (every started bill exact, every future
@@ -221,7 +232,9 @@ pub async fn resolve_bill(
     else {
         return Ok(None);
     };
-    let month = cofre_domain::card::BillMonth { year, month };
+    let Some(month) = BillMonth::new(year, month) else {
+        return Ok(None);
+    };
     let Some((info, currency, bill)) = bill(store, user, card_id, month, today).await? else {
         return Ok(None);
     };

@@ -7,6 +7,7 @@ use jiff::civil::Date;
 
 use cofre_domain::UserId;
 use cofre_domain::projection::Handle;
+use cofre_domain::time::MAX_DATE;
 use cofre_domain::transaction::{Page, PageRequest, Transaction, TransactionFilter};
 use cofre_domain::view::{bills_page, merge, projected_page};
 use cofre_store::{Store, StoreError, StoreResult};
@@ -114,7 +115,9 @@ pub async fn next_occurrence(
     };
     // A year ahead bounds the search; a rule whose next year is all
     // deleted or stored has no next occurrence to show.
-    let until = first.checked_add(Span::new().days(365)).unwrap_or(first);
+    let until = first
+        .checked_add(Span::new().days(365))
+        .map_or(MAX_DATE, |until| until.min(MAX_DATE));
     let sources = store.view_sources(user, first, until).await?;
     Ok(rule.schedule.ascending(first, until).find_map(|(_, day)| {
         sources.resolve(&Handle::Recurrence {

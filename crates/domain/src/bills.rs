@@ -5,6 +5,7 @@
 
 use jiff::civil::Date;
 use std::collections::BTreeMap;
+use std::ops::Bound::{Excluded, Unbounded};
 
 use uuid::Uuid;
 
@@ -83,7 +84,9 @@ pub fn bill_payment(
         amount,
         description: format!(
             "Pagamento fatura {} {:02}/{}",
-            card.title, month.month, month.year
+            card.title,
+            month.month(),
+            month.year()
         ),
         notes: None,
         category_id: Some(BILL_PAYMENT_CATEGORY),
@@ -106,8 +109,8 @@ pub fn bill_payment(
 pub fn bill_handle(card_id: AccountId, month: BillMonth) -> Handle {
     Handle::Bill {
         card_id,
-        year: month.year,
-        month: month.month,
+        year: month.year(),
+        month: month.month(),
     }
 }
 
@@ -250,9 +253,14 @@ impl CardBook {
         &self.cycles
     }
 
-    /// The bill due in `month`.
-    pub fn bill(&self, month: BillMonth, today: Date) -> Bill {
-        let cycle = self.cycles.cycle(month);
+    /// The bill due in `month`; none for a month without a cycle (one
+    /// that lies wholly before the calendar).
+    pub fn bill(&self, month: BillMonth, today: Date) -> Option<Bill> {
+        Some(self.bill_of(self.cycles.cycle(month)?, today))
+    }
+
+    fn bill_of(&self, cycle: Cycle, today: Date) -> Bill {
+        let month = cycle.month;
         let totals = self.totals.get(&month).copied().unwrap_or_default();
         let amount = Money::from_cents(totals.net);
         let payments = self.payments.get(&month).map_or(&[][..], Vec::as_slice);
@@ -277,30 +285,27 @@ impl CardBook {
         self.cycles
             .due_between(from, to)
             .into_iter()
-            .map(|cycle| self.bill(cycle.month, today))
+            .map(|cycle| self.bill_of(cycle, today))
             .collect()
     }
 
     /// Every bill with money or payments whose cycle has started by
-    /// `today` (past ones and the open one), oldest first.
+    /// `today` (past ones and the open one), oldest first: only the months
+    /// that hold something, never a walk over the months between.
     pub fn started(&self, today: Date) -> Vec<Bill> {
         let current = self.cycles.month_of(today);
-        let first = [self.totals.keys().next(), self.payments.keys().next()]
+        let mut months: Vec<BillMonth> = self
+            .totals
+            .range(..=current)
+            .map(|(month, _)| *month)
+            .chain(self.payments.range(..=current).map(|(month, _)| *month))
+            .collect();
+        months.sort_unstable();
+        months.dedup();
+        months
             .into_iter()
-            .flatten()
-            .min()
-            .copied();
-        let Some(mut month) = first else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        while month <= current {
-            if self.totals.contains_key(&month) || self.payments.contains_key(&month) {
-                out.push(self.bill(month, today));
-            }
-            month = month.next();
-        }
-        out
+            .filter_map(|month| self.bill(month, today))
+            .collect()
     }
 
     /// Outstanding of every unpaid bill whose cycle has started.
@@ -315,7 +320,7 @@ impl CardBook {
         let current = self.cycles.month_of(today);
         let later: i64 = self
             .installments
-            .range(current.next()..)
+            .range((Excluded(current), Unbounded))
             .map(|(month, cents)| {
                 let paid = self.payments.get(month).map_or(0_i64, |list| {
                     list.iter()
@@ -339,7 +344,7 @@ mod tests {
     use jiff::civil::date;
 
     fn m(year: i16, month: i8) -> BillMonth {
-        BillMonth { year, month }
+        BillMonth::new(year, month).unwrap()
     }
 
     fn day(date: Date, tx_type: TxType, cents: i64) -> DayTotal {
@@ -379,18 +384,18 @@ mod tests {
     #[test]
     fn amounts_net_refunds_and_skip_payments() {
         let today = date(2026, 11, 22);
-        let october = book().bill(m(2026, 10), today);
+        let october = book().bill(m(2026, 10), today).unwrap();
         assert_eq!(october.amount, Money::from_cents(15_000));
         assert_eq!(october.status, BillStatus::Paga);
         assert_eq!(october.outstanding, Money::ZERO);
         assert!(!october.amount_is_estimate);
-        let november = book().bill(m(2026, 11), today);
+        let november = book().bill(m(2026, 11), today).unwrap();
         assert_eq!(november.amount, Money::from_cents(18_000));
         assert_eq!(november.status, BillStatus::Vencida);
-        let december = book().bill(m(2026, 12), today);
+        let december = book().bill(m(2026, 12), today).unwrap();
         assert_eq!(december.status, BillStatus::Aberta);
         assert!(december.amount_is_estimate);
-        let february = book().bill(m(2027, 2), today);
+        let february = book().bill(m(2027, 2), today).unwrap();
         assert!(february.amount_is_estimate, "holds a projection");
         assert_eq!(february.amount, Money::from_cents(3_000));
     }

@@ -8,6 +8,7 @@ use jiff::civil::Date;
 use std::collections::BTreeMap;
 
 use crate::text::lower;
+use crate::time::{MAX_DATE, MIN_DATE};
 use crate::transaction::Transaction;
 
 /// The widest gap, in days, between any two rows of one group.
@@ -23,11 +24,21 @@ pub fn period(from: Option<Date>, to: Option<Date>, today: Date) -> (Date, Date)
     let back = (DEFAULT_PERIOD_DAYS - 1).days();
     match (from, to) {
         (Some(from), Some(to)) => (from, to),
-        (None, Some(to)) => (to.checked_sub(back).unwrap_or(Date::MIN), to),
-        (Some(from), None) if from > today => (from, from.checked_add(back).unwrap_or(Date::MAX)),
+        (None, Some(to)) => (days_before(to, back), to),
+        (Some(from), None) if from > today => (from, days_after(from, back)),
         (Some(from), None) => (from, today),
-        (None, None) => (today.checked_sub(back).unwrap_or(Date::MIN), today),
+        (None, None) => (days_before(today, back), today),
     }
+}
+
+/// `date` minus `span`, stopping at the first day of the calendar.
+fn days_before(date: Date, span: jiff::Span) -> Date {
+    date.checked_sub(span).map_or(MIN_DATE, |d| d.max(MIN_DATE))
+}
+
+/// `date` plus `span`, stopping at the last day of the calendar.
+fn days_after(date: Date, span: jiff::Span) -> Date {
+    date.checked_add(span).map_or(MAX_DATE, |d| d.min(MAX_DATE))
 }
 
 /// The rows of one group, oldest first.
@@ -200,6 +211,15 @@ mod tests {
         assert_eq!(
             period(Some(date(2027, 1, 1)), None, today),
             (date(2027, 1, 1), date(2027, 3, 31))
+        );
+        // The default period stops at the ends of the calendar.
+        assert_eq!(
+            period(None, Some(date(1, 1, 10)), today),
+            (MIN_DATE, date(1, 1, 10))
+        );
+        assert_eq!(
+            period(Some(date(9999, 12, 1)), None, today),
+            (date(9999, 12, 1), MAX_DATE)
         );
     }
 }

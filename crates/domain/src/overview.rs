@@ -367,10 +367,7 @@ mod tests {
             &[],
             vec![Payment {
                 id: TransactionId::new(),
-                month: BillMonth {
-                    year: 2026,
-                    month: 11,
-                },
+                month: BillMonth::new(2026, 11).unwrap(),
                 amount: Money::from_cents(10_000),
             }],
         );
@@ -442,13 +439,7 @@ mod tests {
             Vec::new(),
         );
         let (today, month_end) = (date(2026, 11, 22), date(2026, 11, 30));
-        let bill = book.bill(
-            BillMonth {
-                year: 2026,
-                month: 11,
-            },
-            today,
-        );
+        let bill = book.bill(BillMonth::new(2026, 11).unwrap(), today).unwrap();
         let user = UserId::new();
         let entries = [
             crate::bills::bill_entry(user, counted, &info, "BRL", &bill),

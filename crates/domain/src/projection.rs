@@ -8,7 +8,7 @@ use jiff::{Span, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-use crate::time::{format_date, parse_date};
+use crate::time::{MAX_DATE, format_date, parse_date};
 use crate::transaction::{TransactionState, TxStatus, TxType};
 use crate::{
     AccountId, CategoryId, DomainError, FieldErrors, Money, PurchaseId, RuleId, TagId, UserId,
@@ -93,6 +93,9 @@ impl Schedule {
         {
             errors.add("recurrence.end_date", "must not be before the start date");
         }
+        if errors.is_empty() && !self.stays_in_calendar() {
+            errors.add("recurrence.count", self.past_calendar_message());
+        }
         errors.finish()
     }
 
@@ -105,6 +108,15 @@ impl Schedule {
             Frequency::Monthly => interval,
             Frequency::Yearly => interval * 12,
         }
+    }
+
+    /// Why a rule whose `count` leaves the calendar is refused.
+    pub fn past_calendar_message(&self) -> String {
+        format!(
+            "would put occurrences after 9999-12-31, the last supported date: from {} at most {} fit (or send an end_date)",
+            format_date(self.start),
+            self.calendar_count()
+        )
     }
 
     fn is_daily_kind(&self) -> bool {
@@ -191,13 +203,33 @@ impl Schedule {
         if let Some(count) = self.count {
             n = n.min(count.checked_sub(1)?);
         }
-        loop {
-            let found = self.raw_nth(n)?;
-            if found <= date {
-                return Some((n, found));
-            }
-            n = n.checked_sub(1)?;
+        // Index n lies in `date`'s month at the latest; only a monthly date
+        // clamped to a short month can pass `date`, and then index n - 1
+        // lies in an earlier month: two candidates at most.
+        (0..=n)
+            .rev()
+            .take(2)
+            .find_map(|k| self.raw_nth(k).filter(|d| *d <= date).map(|d| (k, d)))
+    }
+
+    /// Whether every occurrence the rule produces lies in the supported
+    /// calendar. An `end_date` is a date of the calendar, so only a
+    /// `count` without one can reach past 9999-12-31; an open-ended rule
+    /// simply stops at the calendar's end.
+    pub fn stays_in_calendar(&self) -> bool {
+        match (self.count, self.end_date) {
+            (Some(count), None) => count
+                .checked_sub(1)
+                .is_none_or(|last| self.raw_nth(last).is_some()),
+            _ => true,
         }
+    }
+
+    /// How many occurrences from the start fit in the calendar: the
+    /// largest `count` allowed without an `end_date`.
+    fn calendar_count(&self) -> u64 {
+        let units = self.units_to(MAX_DATE);
+        u64::try_from(units / self.step() + 1).unwrap_or(0)
     }
 
     /// Occurrences in `[from, to]`, newest first.
@@ -251,6 +283,13 @@ pub fn installment_date(first: Date, number: u16) -> Option<Date> {
 
 pub const MIN_INSTALLMENTS: u16 = 2;
 pub const MAX_INSTALLMENTS: u16 = 420;
+
+/// How many monthly installments from `first` fit in the supported
+/// calendar (the last dated in 9999-12 at the latest).
+pub fn installments_that_fit(first: Date) -> u32 {
+    let months = month_index(MAX_DATE) - month_index(first) + 1;
+    u32::try_from(months.max(0)).unwrap_or(u32::MAX)
+}
 
 /// What every entry of a rule or plan shares.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,7 +7,8 @@ use jiff::civil::Date;
 use jiff::{Span, Timestamp};
 
 use crate::projection::{
-    Handle, InstallmentPlan, MAX_INSTALLMENTS, MIN_INSTALLMENTS, RecurrenceRule, Schedule, Template,
+    Handle, InstallmentPlan, MAX_INSTALLMENTS, MIN_INSTALLMENTS, RecurrenceRule, Schedule,
+    Template, installments_that_fit,
 };
 use crate::time::format_date;
 use crate::transaction::{
@@ -77,6 +78,19 @@ pub fn creation(
         tag_ids: new.state.tag_ids.clone(),
     };
     if let Some(count) = input.installments {
+        // Every installment must be a day of the calendar: one dated past
+        // 9999-12-31 could never be listed, and the purchase would sum to
+        // less than its total.
+        let fit = installments_that_fit(new.state.date);
+        if u32::from(count) > fit {
+            return Err(DomainError::field(
+                "installments.count",
+                format!(
+                    "would date installments after 9999-12-31, the last supported date: from {} at most {fit} fit",
+                    format_date(new.state.date)
+                ),
+            ));
+        }
         if new.state.amount.cents() < i64::from(count) {
             return Err(DomainError::field(
                 "amount",
@@ -516,14 +530,24 @@ pub fn patch(
             {
                 new_rule.schedule.end_date = Some(new_start);
             }
+            // Moving the remaining occurrences later may push the last
+            // of them past the calendar: the date sent is what to fix.
+            if changes.date.is_some() && !new_rule.schedule.stays_in_calendar() {
+                return Err(DomainError::field(
+                    "date",
+                    new_rule.schedule.past_calendar_message(),
+                ));
+            }
             new_rule.schedule.validate()?;
-            let mut old_rule = rule.clone();
-            let day_before = at.checked_sub(Span::new().days(1)).unwrap_or(at);
-            old_rule.schedule.end_date = Some(day_before);
-            if index == 0 {
-                write.delete_rule = Some(rule.id);
-            } else {
-                write.put_rules.push(old_rule);
+            // Index 0 is the rule's start: nothing of it stays. Any later
+            // occurrence has a day before it in the calendar.
+            match at.yesterday() {
+                Ok(day_before) if index > 0 => {
+                    let mut old_rule = rule.clone();
+                    old_rule.schedule.end_date = Some(day_before);
+                    write.put_rules.push(old_rule);
+                }
+                _ => write.delete_rule = Some(rule.id),
             }
             let new_first = Handle::Recurrence {
                 rule_id: new_rule.id,

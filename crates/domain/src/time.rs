@@ -2,12 +2,20 @@
 //! that decides "today" in the user's time zone.
 
 use jiff::Timestamp;
-use jiff::civil::Date;
+use jiff::civil::{Date, date};
 use jiff::tz::TimeZone;
 
 use crate::DomainError;
 
-/// Strict `YYYY-MM-DD`.
+/// The first day of the supported calendar. jiff reaches year -9999, but
+/// the wire form has four unsigned digits and year 0 is no year anyone
+/// writes: the calendar is 0001-01-01 to 9999-12-31, and every walk over
+/// days, months, cycles, occurrences and installments stops at its ends.
+pub const MIN_DATE: Date = date(1, 1, 1);
+/// The last day of the supported calendar (also jiff's last day).
+pub const MAX_DATE: Date = date(9999, 12, 31);
+
+/// Strict `YYYY-MM-DD`, a day of the supported calendar.
 pub fn parse_date(text: &str) -> Option<Date> {
     let bytes = text.as_bytes();
     let shape_ok = bytes.len() == 10
@@ -20,11 +28,16 @@ pub fn parse_date(text: &str) -> Option<Date> {
     if !shape_ok {
         return None;
     }
-    text.parse::<Date>().ok()
+    text.parse::<Date>().ok().filter(|d| *d >= MIN_DATE)
 }
 
 pub fn date_field(field: &str, text: &str) -> Result<Date, DomainError> {
-    parse_date(text).ok_or_else(|| DomainError::field(field, "must be a date in YYYY-MM-DD form"))
+    parse_date(text).ok_or_else(|| {
+        DomainError::field(
+            field,
+            "must be a date from 0001-01-01 to 9999-12-31 in YYYY-MM-DD form",
+        )
+    })
 }
 
 pub fn format_date(date: Date) -> String {
@@ -76,6 +89,11 @@ mod tests {
         assert!(parse_date("2026-02-28T00:00").is_none());
         assert!(parse_date("20260228").is_none());
         assert!(parse_date("2026-13-01").is_none());
+        assert_eq!(parse_date("0001-01-01"), Some(MIN_DATE));
+        assert_eq!(parse_date("9999-12-31"), Some(MAX_DATE));
+        assert!(parse_date("0000-12-31").is_none(), "year 0");
+        assert!(parse_date("-001-01-01").is_none());
+        assert_eq!(MAX_DATE, Date::MAX);
     }
 
     #[test]

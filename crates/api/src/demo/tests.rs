@@ -241,7 +241,10 @@ fn payments_settle_each_bill_at_its_amount() {
             assert!(row.state.hide_from_results);
         }
         let card = accounts.cards.iter().find(|c| c.id == leg.card_id).unwrap();
-        let cycle = card.cycles.cycle(leg.month);
+        let cycle = card
+            .cycles
+            .cycle(leg.month)
+            .expect("a bill of the calendar");
         assert!(cycle.close < row.state.date && row.state.date <= cycle.due);
         assert_eq!(row.state.status, TxStatus::Posted);
     }

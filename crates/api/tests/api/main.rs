@@ -5,6 +5,7 @@ mod support;
 
 mod accounts;
 mod auth;
+mod bounds;
 mod bulk;
 mod cards;
 mod categories;

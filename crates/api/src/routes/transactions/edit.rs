@@ -132,7 +132,8 @@ async fn pay_bill(
     else {
         return Err(ApiError::ProjectionNotFound);
     };
-    let month = cofre_domain::card::BillMonth { year, month };
+    let month =
+        cofre_domain::card::BillMonth::new(year, month).ok_or(ApiError::ProjectionNotFound)?;
     let (user, today) = (auth.user(), state.clock.today());
     let mut errors = FieldErrors::new();
     let date = body

@@ -313,16 +313,20 @@ pub(in crate::routes) async fn resolve_filter(
         let card = cards::card_of(state.store.as_ref(), user, card_id, filter.from)
             .await?
             .ok_or_else(|| ApiError::field("bill_id", "names no card of yours"))?;
-        let cycle = card
-            .cycles
-            .cycle(cofre_domain::card::BillMonth { year, month });
+        // A month outside the calendar, or whose cycle lies before it,
+        // holds no rows.
+        let cycle = cofre_domain::card::BillMonth::new(year, month)
+            .and_then(|month| card.cycles.cycle(month));
         let on_card = filter
             .account_ids
             .as_ref()
             .is_none_or(|ids| ids.contains(&card_id));
         filter.account_ids = Some(if on_card { vec![card_id] } else { Vec::new() });
         filter.cashflow = false;
-        let (from, to) = (filter.from.max(cycle.start), filter.to.min(cycle.close));
+        let (from, to) = match cycle {
+            Some(cycle) => (filter.from.max(cycle.start), filter.to.min(cycle.close)),
+            None => (filter.to, filter.from),
+        };
         if from <= to {
             (filter.from, filter.to) = (from, to);
         } else {
