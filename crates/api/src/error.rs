@@ -25,6 +25,10 @@ pub enum ApiError {
         expected: u64,
         matched: u64,
     },
+    /// A bill payment found nothing left to pay on the bill.
+    NothingToPay,
+    /// The user's data kept changing while a write was deciding; retry.
+    Busy,
     RateLimited {
         retry_after: u64,
     },
@@ -119,6 +123,12 @@ impl ApiError {
                 "expected_count_mismatch",
                 "Expected count mismatch",
             ),
+            ApiError::NothingToPay => (StatusCode::CONFLICT, "nothing_to_pay", "Nothing to pay"),
+            ApiError::Busy => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "Data changing, retry",
+            ),
             ApiError::RateLimited { .. } => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "rate_limited",
@@ -176,6 +186,14 @@ impl ApiError {
             ApiError::ExpectedCountMismatch { expected, matched } => format!(
                 "expected_count is {expected} but the selection matches {matched} rows; nothing was changed"
             ),
+            ApiError::NothingToPay => {
+                "the bill has nothing left to pay (it is paid); nothing was registered".into()
+            }
+            ApiError::Busy => {
+                "the data this request depends on kept changing under concurrent writes; \
+                 nothing was changed, retry"
+                    .into()
+            }
             ApiError::RateLimited { retry_after } => {
                 format!("too many requests; retry in {retry_after} s")
             }
@@ -232,7 +250,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry_after = match &self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
-            ApiError::DeadlineExceeded { .. } => Some(1),
+            ApiError::DeadlineExceeded { .. } | ApiError::Busy => Some(1),
             _ => None,
         };
         let unauthorized = matches!(self, ApiError::Unauthorized);
@@ -274,6 +292,7 @@ impl From<StoreError> for ApiError {
             StoreError::ExpectedCountMismatch { expected, matched } => {
                 ApiError::ExpectedCountMismatch { expected, matched }
             }
+            StoreError::Stale => ApiError::Busy,
             other => ApiError::Internal(other.to_string()),
         }
     }

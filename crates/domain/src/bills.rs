@@ -333,6 +333,42 @@ impl CardBook {
     }
 }
 
+/// What a payment of a bill may pay, decided from the bill as it stands
+/// (read under the same write lock that stores the payment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PaymentDecision {
+    Pay(Money),
+    /// The card never had this bill: a cycle that is neither open nor
+    /// holds any charge or payment.
+    NoSuchBill,
+    /// The bill is paid (or, asked for no amount, has nothing owed).
+    NothingToPay,
+    /// An amount larger than what is left on a closed bill: the excess
+    /// would go to no bill.
+    MoreThanOwed {
+        left: Money,
+    },
+}
+
+/// Decides a payment of `bill` on `today`: with no amount, what is left
+/// to pay; with one, any amount while the cycle is open or to come (paying
+/// ahead), at most what is left once it has closed.
+pub fn decide_payment(bill: &Bill, requested: Option<Money>, today: Date) -> PaymentDecision {
+    let open = bill.cycle.contains(today);
+    if !open && bill.amount == Money::ZERO && bill.paid == Money::ZERO {
+        return PaymentDecision::NoSuchBill;
+    }
+    let left = bill.outstanding;
+    match requested {
+        None if left.is_positive() => PaymentDecision::Pay(left),
+        None => PaymentDecision::NothingToPay,
+        Some(amount) if today <= bill.cycle.close => PaymentDecision::Pay(amount),
+        Some(_) if !left.is_positive() => PaymentDecision::NothingToPay,
+        Some(amount) if amount > left => PaymentDecision::MoreThanOwed { left },
+        Some(amount) => PaymentDecision::Pay(amount),
+    }
+}
+
 /// Adds amounts (saturating: totals of real money never get near the end).
 pub fn sum(amounts: impl Iterator<Item = Money>) -> Money {
     Money::from_cents(amounts.fold(0_i64, |s, m| s.saturating_add(m.cents())))
@@ -342,6 +378,82 @@ pub fn sum(amounts: impl Iterator<Item = Money>) -> Money {
 mod tests {
     use super::*;
     use jiff::civil::date;
+
+    fn bill_of(amount: i64, paid: i64) -> Bill {
+        let cycle = Cycles::new(3, 10).cycle(m(2026, 11)).unwrap();
+        Bill {
+            cycle,
+            amount: Money::from_cents(amount),
+            paid: Money::from_cents(paid),
+            outstanding: outstanding(Money::from_cents(amount), Money::from_cents(paid)),
+            amount_is_estimate: false,
+            status: BillStatus::Fechada,
+            payment_ids: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_closed_bill_pays_what_is_left_and_no_more() {
+        use PaymentDecision::*;
+        let after_close = date(2026, 11, 5);
+        let cents = Money::from_cents;
+        assert_eq!(
+            decide_payment(&bill_of(5_000, 0), None, after_close),
+            Pay(cents(5_000))
+        );
+        assert_eq!(
+            decide_payment(&bill_of(5_000, 2_000), None, after_close),
+            Pay(cents(3_000))
+        );
+        assert_eq!(
+            decide_payment(&bill_of(5_000, 5_000), None, after_close),
+            NothingToPay
+        );
+        assert_eq!(
+            decide_payment(&bill_of(5_000, 5_000), Some(cents(1)), after_close),
+            NothingToPay
+        );
+        assert_eq!(
+            decide_payment(&bill_of(5_000, 2_000), Some(cents(3_001)), after_close),
+            MoreThanOwed { left: cents(3_000) }
+        );
+        assert_eq!(
+            decide_payment(&bill_of(5_000, 2_000), Some(cents(1_000)), after_close),
+            Pay(cents(1_000))
+        );
+    }
+
+    #[test]
+    fn an_open_bill_can_be_paid_ahead_and_an_empty_past_one_never_existed() {
+        use PaymentDecision::*;
+        let cents = Money::from_cents;
+        let open = date(2026, 10, 20);
+        assert_eq!(
+            decide_payment(&bill_of(0, 0), Some(cents(900)), open),
+            Pay(cents(900))
+        );
+        assert_eq!(decide_payment(&bill_of(0, 0), None, open), NothingToPay);
+        assert_eq!(
+            decide_payment(&bill_of(5_000, 5_000), Some(cents(10)), open),
+            Pay(cents(10))
+        );
+        // Before its cycle, a bill with charges (installments) can be paid
+        // ahead; one with nothing in it is not a bill of the card.
+        let before = date(2026, 9, 1);
+        assert_eq!(
+            decide_payment(&bill_of(4_000, 0), None, before),
+            Pay(cents(4_000))
+        );
+        assert_eq!(
+            decide_payment(&bill_of(0, 0), Some(cents(1)), before),
+            NoSuchBill
+        );
+        let after = date(2027, 1, 1);
+        assert_eq!(
+            decide_payment(&bill_of(0, 0), Some(cents(1)), after),
+            NoSuchBill
+        );
+    }
 
     fn m(year: i16, month: i8) -> BillMonth {
         BillMonth::new(year, month).unwrap()

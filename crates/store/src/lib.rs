@@ -55,6 +55,10 @@ pub enum StoreError {
     /// A bulk call's `expected_count` differs from what its selection matched.
     #[error("expected {expected} rows, matched {matched}")]
     ExpectedCountMismatch { expected: u64, matched: u64 },
+    /// The user's data changed after the caller read what its write
+    /// depends on (see `Store::pay_bill`): decide again and retry.
+    #[error("the user's data changed since it was read")]
+    Stale,
     /// Stored data that does not decode: a bug or manual tampering.
     #[error("corrupt row: {0}")]
     Corrupt(String),
@@ -197,6 +201,9 @@ pub trait Store: Send + Sync + 'static {
     /// authentication and the read cache's freshness check.
     async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<FoundKey>>;
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>>;
+    /// The user's view version: every committed write of the user's data
+    /// bumps it (-1 for no such user).
+    async fn view_version(&self, user: UserId) -> StoreResult<i64>;
     /// Marks a key revoked; false when there is no such key.
     async fn revoke_api_key(&self, id: ApiKeyId, now: Timestamp) -> StoreResult<bool>;
 
@@ -354,11 +361,15 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Arc<std::collections::HashMap<AccountId, CardMoney>>>;
 
     /// Stores both legs of a bill payment, or neither. NotFound when the
-    /// card is not one of the user's cards.
+    /// card is not one of the user's cards. The amount was decided from
+    /// data read at `decided_at` (a view version): Stale when any write of
+    /// the user's committed since, checked under the write lock, so two
+    /// payments can never both pay what was owed once.
     async fn pay_bill(
         &self,
         user: UserId,
         payment: &cofre_domain::bills::NewBillPayment,
+        decided_at: i64,
         now: Timestamp,
     ) -> StoreResult<()>;
 

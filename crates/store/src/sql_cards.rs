@@ -99,9 +99,14 @@ impl SqlStore {
         &self,
         user: UserId,
         payment: &NewBillPayment,
+        decided_at: i64,
         now: Timestamp,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write(user).await?;
+        let (mut tx, version) = self.begin_write_versioned(user).await?;
+        if version != decided_at {
+            // Dropping `tx` rolls the version bump back.
+            return Err(StoreError::Stale);
+        }
         let card = fetch_account(&mut tx, user, payment.card_id)
             .await?
             .ok_or(StoreError::NotFound)?

@@ -116,12 +116,22 @@ impl SqlStore {
     /// user's `view_version`, so every write invalidates cached projection
     /// sources, in every process, when it commits.
     async fn begin_write(&self, user: UserId) -> StoreResult<Tx> {
+        Ok(self.begin_write_versioned(user).await?.0)
+    }
+
+    /// [`Self::begin_write`], also giving the version the user's data had
+    /// just before this write: read under the write lock (SQLite's, or the
+    /// user's row on PostgreSQL), so no other write can come in between.
+    async fn begin_write_versioned(&self, user: UserId) -> StoreResult<(Tx, i64)> {
         let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
-        sqlx::query("UPDATE users SET view_version = view_version + 1 WHERE id = $1")
-            .bind(user.to_string())
-            .execute(&mut *tx)
-            .await?;
-        Ok(tx)
+        let bumped: Option<i64> = sqlx::query_scalar(
+            "UPDATE users SET view_version = view_version + 1 WHERE id = $1 \
+             RETURNING view_version",
+        )
+        .bind(user.to_string())
+        .fetch_optional(&mut *tx)
+        .await?;
+        Ok((tx, bumped.map_or(-1, |v| v - 1)))
     }
 
     /// The underlying pool, for tests and tools that need raw access.
@@ -211,6 +221,11 @@ impl Store for SqlStore {
                 })
             })
             .transpose()
+    }
+
+    async fn view_version(&self, user: UserId) -> StoreResult<i64> {
+        let mut conn = self.pool.acquire().await?;
+        view_version(&mut conn, user).await
     }
 
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>> {
@@ -481,9 +496,10 @@ impl Store for SqlStore {
         &self,
         user: UserId,
         payment: &cofre_domain::bills::NewBillPayment,
+        decided_at: i64,
         now: Timestamp,
     ) -> StoreResult<()> {
-        self.pay_bill_in_tx(user, payment, now).await
+        self.pay_bill_in_tx(user, payment, decided_at, now).await
     }
 
     async fn hide_bill(

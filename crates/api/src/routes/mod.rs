@@ -51,6 +51,11 @@ pub enum CommonErrors {
     /// Unexpected error; details are logged, never shown.
     #[response(status = 500, content_type = "application/problem+json")]
     Internal(Problem),
+    /// `deadline_exceeded`: cut off at the server's request deadline, or
+    /// `busy`: the data kept changing under concurrent writes. Nothing
+    /// uncommitted was kept; retry after `Retry-After`.
+    #[response(status = 503, content_type = "application/problem+json")]
+    Unavailable(Problem),
 }
 
 /// `201 Created` with a JSON body.

@@ -261,7 +261,7 @@ async fn paying_a_bill_through_its_handle(backend: Backend) {
             json!({}),
         )
         .await;
-    again.invalid(&["amount"]);
+    again.problem(409, "nothing_to_pay");
 }
 
 async fn bill_payment_errors(backend: Backend) {

@@ -9,6 +9,7 @@ mod bounds;
 mod bulk;
 mod cards;
 mod categories;
+mod concurrency;
 mod deadline;
 mod demo;
 mod listing;

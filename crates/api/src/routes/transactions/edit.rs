@@ -6,6 +6,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use cofre_domain::account::Patch;
+use cofre_domain::bills::{PaymentDecision, decide_payment};
 use cofre_domain::projection::Handle;
 use cofre_domain::series::{self, Scope, Target};
 use cofre_domain::time::{date_field, format_date};
@@ -116,6 +117,10 @@ impl UpdateTransaction {
     }
 }
 
+/// How many times a bill payment decides again when other writes of the
+/// same user commit while it decides, before answering 503 `busy`.
+const PAYMENT_ATTEMPTS: u32 = 8;
+
 /// Registers a payment of the bill a handle names: a transfer from the
 /// bank account to the card, both legs naming the bill.
 async fn pay_bill(
@@ -145,42 +150,56 @@ async fn pay_bill(
         .as_deref()
         .and_then(|t| uuid_field(&mut errors, "account_id", t, AccountId::parse));
     errors.finish()?;
-    let (info, _, bill) = cards::bill(state.store.as_ref(), user, card_id, month, today)
-        .await?
-        .ok_or(ApiError::ProjectionNotFound)?;
-    let amount = match body.amount {
-        Some(amount) => amount.0,
-        None if bill.outstanding.is_positive() => bill.outstanding,
-        None => {
-            return Err(ApiError::field(
-                "amount",
-                "the bill has nothing left to pay; send an amount to pay ahead",
-            ));
+    let store = state.store.as_ref();
+    // What may be paid is decided from the bill at a known version of the
+    // user's data, and the store writes only if that version is still the
+    // newest under its write lock; otherwise decide again. Concurrent
+    // payments of one bill thus never both pay what was owed once.
+    let mut decided_at = auth.principal.view_version;
+    let mut attempts = 0;
+    let (bill, amount, payment) = loop {
+        let (info, _, bill) = cards::bill(store, user, card_id, month, today)
+            .await?
+            .ok_or(ApiError::ProjectionNotFound)?;
+        let amount = match decide_payment(&bill, body.amount.map(|a| a.0), today) {
+            PaymentDecision::Pay(amount) => amount,
+            PaymentDecision::NoSuchBill => return Err(ApiError::ProjectionNotFound),
+            PaymentDecision::NothingToPay => return Err(ApiError::NothingToPay),
+            PaymentDecision::MoreThanOwed { left } => {
+                return Err(ApiError::field(
+                    "amount",
+                    format!("is more than the {left} left to pay on this closed bill"),
+                ));
+            }
+        };
+        let from = account.or(info.pay_from).ok_or_else(|| {
+            ApiError::field(
+                "account_id",
+                "the card has no paying account (pay_bill_from_account_id): name one",
+            )
+        })?;
+        let payment = cofre_domain::bills::bill_payment(
+            card_id,
+            &info,
+            month,
+            from,
+            amount,
+            date.unwrap_or(today),
+            today,
+        )?;
+        match store
+            .pay_bill(user, &payment, decided_at, state.clock.now())
+            .await
+        {
+            Ok(()) => break (bill, amount, payment),
+            Err(StoreError::NotFound) => return Err(ApiError::ProjectionNotFound),
+            Err(StoreError::Stale) if attempts < PAYMENT_ATTEMPTS => {
+                attempts += 1;
+                decided_at = store.view_version(user).await?;
+            }
+            Err(other) => return Err(other.into()),
         }
     };
-    let from = account.or(info.pay_from).ok_or_else(|| {
-        ApiError::field(
-            "account_id",
-            "the card has no paying account (pay_bill_from_account_id): name one",
-        )
-    })?;
-    let payment = cofre_domain::bills::bill_payment(
-        card_id,
-        &info,
-        month,
-        from,
-        amount,
-        date.unwrap_or(today),
-        today,
-    )?;
-    match state
-        .store
-        .pay_bill(user, &payment, state.clock.now())
-        .await
-    {
-        Err(StoreError::NotFound) => return Err(ApiError::ProjectionNotFound),
-        other => other?,
-    }
     let left = cofre_domain::card::outstanding(bill.outstanding, amount);
     let message = if left.is_positive() {
         format!(
@@ -247,6 +266,7 @@ pub(super) async fn get_transaction(
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`nothing_to_pay`: the bill a `mocked-bill:` handle names is paid", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 pub(super) async fn update_transaction(
     State(state): State<AppState>,
