@@ -17,6 +17,19 @@ pub const LOCKED_FIELDS: [&str; 5] = ["date", "amount", "type", "description", "
 /// Why a matched row was left as it was.
 pub const OPEN_FINANCE_LOCKED: &str = "open_finance_locked";
 
+/// Why a transfer leg kept its type or account: those change only with the
+/// whole transfer (its amount, date and status go to every leg instead).
+pub const TRANSFER_LEG_LOCKED: &str = "transfer_leg_locked";
+
+/// What a matched row may not take of a change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowLocks {
+    /// A bank-connection row: the bank's fields are locked.
+    pub open_finance: bool,
+    /// A leg of a transfer group: its type and account are locked.
+    pub transfer_leg: bool,
+}
+
 /// The change of a bulk `set`: the fields of PATCH, plus moving rows to
 /// another account.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -72,6 +85,28 @@ impl BulkSet {
             .collect()
     }
 
+    /// The fields of this change a transfer leg cannot take alone.
+    pub fn leg_locked_fields(&self) -> Vec<&'static str> {
+        [
+            (self.changes.tx_type.is_some(), "type"),
+            (self.account_id.is_some(), "account_id"),
+        ]
+        .into_iter()
+        .filter_map(|(hit, name)| hit.then_some(name))
+        .collect()
+    }
+
+    /// What a transfer leg may take of this change.
+    pub fn leg_unlocked(&self) -> BulkSet {
+        BulkSet {
+            changes: TransactionChanges {
+                tx_type: None,
+                ..self.changes.clone()
+            },
+            account_id: None,
+        }
+    }
+
     /// What an open-finance row may take of this change.
     pub fn unlocked(&self) -> BulkSet {
         BulkSet {
@@ -121,20 +156,30 @@ pub enum RowPlan {
 }
 
 /// Decides one row: open-finance rows keep the bank's fields and are never
-/// deleted by a bulk call.
-pub fn plan_row(id: TransactionId, open_finance: bool, action: &BulkAction) -> RowPlan {
+/// deleted by a bulk call; transfer legs keep their type and account (a
+/// deletion takes the other legs too, in the store).
+pub fn plan_row(id: TransactionId, locks: RowLocks, action: &BulkAction) -> RowPlan {
     match action {
-        BulkAction::Delete if open_finance => RowPlan::Skip(Skipped {
+        BulkAction::Delete if locks.open_finance => RowPlan::Skip(Skipped {
             id,
             reason: OPEN_FINANCE_LOCKED,
             fields: Vec::new(),
         }),
         BulkAction::Delete => RowPlan::Delete,
         BulkAction::Set(set) => {
-            let locked = if open_finance {
-                set.locked_fields()
+            let (reason, locked, rest) = if locks.open_finance {
+                (OPEN_FINANCE_LOCKED, set.locked_fields(), set.unlocked())
+            } else if locks.transfer_leg {
+                (
+                    TRANSFER_LEG_LOCKED,
+                    set.leg_locked_fields(),
+                    set.leg_unlocked(),
+                )
             } else {
-                Vec::new()
+                return RowPlan::Update {
+                    change: set.clone(),
+                    skipped: None,
+                };
             };
             if locked.is_empty() {
                 return RowPlan::Update {
@@ -144,10 +189,9 @@ pub fn plan_row(id: TransactionId, open_finance: bool, action: &BulkAction) -> R
             }
             let skipped = Skipped {
                 id,
-                reason: OPEN_FINANCE_LOCKED,
+                reason,
                 fields: locked,
             };
-            let rest = set.unlocked();
             if rest.is_empty() {
                 RowPlan::Skip(skipped)
             } else {
@@ -193,6 +237,45 @@ mod tests {
     use super::*;
     use crate::{CategoryId, Money};
 
+    const OPEN_FINANCE: RowLocks = RowLocks {
+        open_finance: true,
+        transfer_leg: false,
+    };
+
+    #[test]
+    fn transfer_legs_keep_type_and_account_and_take_the_rest() {
+        let id = TransactionId::new();
+        let leg = RowLocks {
+            open_finance: false,
+            transfer_leg: true,
+        };
+        let mut set = set_amount_and_category();
+        set.changes.tx_type = Some(crate::transaction::TxType::Credit);
+        set.account_id = Some(AccountId::new());
+        let RowPlan::Update { change, skipped } = plan_row(id, leg, &BulkAction::Set(set)) else {
+            panic!("the rest of the change applies");
+        };
+        assert_eq!(change.changes.tx_type, None);
+        assert_eq!(change.account_id, None);
+        assert!(change.changes.amount.is_some());
+        let skipped = skipped.expect("reported");
+        assert_eq!(skipped.reason, TRANSFER_LEG_LOCKED);
+        assert_eq!(skipped.fields, ["type", "account_id"]);
+        // Only locked fields: the row is skipped whole; a deletion goes on.
+        let only_type = BulkSet {
+            changes: TransactionChanges {
+                tx_type: Some(crate::transaction::TxType::Credit),
+                ..TransactionChanges::default()
+            },
+            account_id: None,
+        };
+        assert!(matches!(
+            plan_row(id, leg, &BulkAction::Set(only_type)),
+            RowPlan::Skip(_)
+        ));
+        assert_eq!(plan_row(id, leg, &BulkAction::Delete), RowPlan::Delete);
+    }
+
     fn set_amount_and_category() -> BulkSet {
         BulkSet {
             changes: TransactionChanges {
@@ -208,21 +291,24 @@ mod tests {
     fn ordinary_rows_take_the_whole_change() {
         let id = TransactionId::new();
         let action = BulkAction::Set(set_amount_and_category());
-        match plan_row(id, false, &action) {
+        match plan_row(id, RowLocks::default(), &action) {
             RowPlan::Update { change, skipped } => {
                 assert_eq!(change.locked_fields(), ["amount"]);
                 assert!(skipped.is_none());
             }
             other => panic!("unexpected {other:?}"),
         }
-        assert_eq!(plan_row(id, false, &BulkAction::Delete), RowPlan::Delete);
+        assert_eq!(
+            plan_row(id, RowLocks::default(), &BulkAction::Delete),
+            RowPlan::Delete
+        );
     }
 
     #[test]
     fn open_finance_rows_take_only_unlocked_fields() {
         let id = TransactionId::new();
         let action = BulkAction::Set(set_amount_and_category());
-        match plan_row(id, true, &action) {
+        match plan_row(id, OPEN_FINANCE, &action) {
             RowPlan::Update { change, skipped } => {
                 assert!(change.locked_fields().is_empty());
                 assert!(matches!(change.changes.category_id, Patch::Set(_)));
@@ -246,11 +332,11 @@ mod tests {
             },
             account_id: Some(AccountId::new()),
         });
-        let RowPlan::Skip(skipped) = plan_row(id, true, &action) else {
+        let RowPlan::Skip(skipped) = plan_row(id, OPEN_FINANCE, &action) else {
             panic!("not skipped")
         };
         assert_eq!(skipped.fields, ["date", "description", "account_id"]);
-        let RowPlan::Skip(deleted) = plan_row(id, true, &BulkAction::Delete) else {
+        let RowPlan::Skip(deleted) = plan_row(id, OPEN_FINANCE, &BulkAction::Delete) else {
             panic!("not skipped")
         };
         assert!(deleted.fields.is_empty());

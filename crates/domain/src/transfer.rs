@@ -7,12 +7,34 @@ use jiff::civil::Date;
 use uuid::Uuid;
 
 use crate::text::{DESCRIPTION_MAX, required_text};
-use crate::transaction::{TransactionState, TxStatus, TxType, notes_rule};
+use crate::transaction::{TransactionChanges, TransactionState, TxStatus, TxType, notes_rule};
 use crate::{AccountId, CategoryId, DomainError, FieldErrors, Money, TransactionId};
 
 /// The seeded system category "Transferência" (fixed id on every install).
 pub const TRANSFER_CATEGORY: CategoryId =
     CategoryId(Uuid::from_u128(0x037e8e7f_50d7_5892_ad50_75570da8c0ec));
+
+/// Why a transfer leg's type cannot change alone.
+pub const LEG_TYPE_LOCKED: &str = "a transfer leg's type is fixed by its side (money leaves \
+    one account and enters the other): unmark-transfer first, or delete the transfer and \
+    create it again";
+
+/// Why a transfer leg cannot move to another account alone.
+pub const LEG_ACCOUNT_LOCKED: &str = "a transfer leg cannot move to another account alone: \
+    unmark-transfer first, or delete the transfer and create it again";
+
+/// The part of a change to one leg of a transfer group that every other
+/// leg takes too, in the same transaction: a transfer moves one amount, on
+/// one date, in one status, on both sides. Description, notes, category,
+/// tags and visibility stay per leg.
+pub fn shared_leg_changes(changes: &TransactionChanges) -> TransactionChanges {
+    TransactionChanges {
+        date: changes.date,
+        status: changes.status,
+        amount: changes.amount,
+        ..TransactionChanges::default()
+    }
+}
 
 /// A transfer request, as the client sent it.
 #[derive(Clone, Debug, Default)]

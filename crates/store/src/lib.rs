@@ -152,6 +152,14 @@ pub struct BulkOutcome {
     pub receipts: Vec<String>,
 }
 
+/// What a delete removed: the rows (the one named first) and their
+/// receipt files, which the caller removes after the commit.
+#[derive(Clone, Debug, Default)]
+pub struct Deleted {
+    pub ids: Vec<TransactionId>,
+    pub receipts: Vec<String>,
+}
+
 /// What an import of a bank statement did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ImportSummary {
@@ -305,19 +313,20 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> StoreResult<SeriesApplied>;
     async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction>;
+    /// Changes a stored row. A leg of a transfer group passes its amount,
+    /// date and status to the other legs in the same transaction (see
+    /// `transfer::shared_leg_changes`); its type cannot change
+    /// (TransferConflict). Returns the ids changed, the row first.
     async fn update_transaction(
         &self,
         user: UserId,
         id: TransactionId,
         changes: &TransactionChanges,
         now: Timestamp,
-    ) -> StoreResult<Transaction>;
-    /// Deletes a stored row; returns its receipt file name, if any.
-    async fn delete_transaction(
-        &self,
-        user: UserId,
-        id: TransactionId,
-    ) -> StoreResult<Option<String>>;
+    ) -> StoreResult<Vec<TransactionId>>;
+    /// Deletes a stored row, and with it the other legs of its transfer
+    /// group, in one transaction.
+    async fn delete_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Deleted>;
     async fn list_transactions(
         &self,
         user: UserId,

@@ -316,12 +316,23 @@ impl SqlStore {
             matched,
             ..BulkOutcome::default()
         };
+        // Rows already removed as the other leg of a deleted transfer.
+        let mut gone: std::collections::HashSet<TransactionId> = std::collections::HashSet::new();
         for row in &rows {
             let id = row
                 .id
                 .stored()
                 .ok_or_else(|| StoreError::Corrupt("a projection among stored rows".into()))?;
-            match bulk_rules::plan_row(id, row.open_finance, &request.action) {
+            if gone.contains(&id) {
+                outcome.updated += 1;
+                outcome.deleted += 1;
+                continue;
+            }
+            let locks = bulk_rules::RowLocks {
+                open_finance: row.open_finance,
+                transfer_leg: row.transfer_group_id.is_some(),
+            };
+            match bulk_rules::plan_row(id, locks, &request.action) {
                 RowPlan::Skip(skipped) => outcome.skipped.push(skipped),
                 RowPlan::Update { change, skipped } => {
                     let state = tx_rules::apply_changes(&row.state, &change.changes)
@@ -340,6 +351,27 @@ impl SqlStore {
                         .execute(&mut *tx)
                         .await?;
                     }
+                    // The other legs of a transfer take its amount, date
+                    // and status, as a PATCH of one leg does.
+                    let shared = transfer_rules::shared_leg_changes(&change.changes);
+                    if !shared.is_empty() {
+                        for partner in transfer_partners(&mut tx, user, row).await? {
+                            let state = tx_rules::apply_changes(&partner.state, &shared)
+                                .map_err(|e| bulk_rules::prefix_fields(e, "set."))?;
+                            let partner_id = partner.id.stored().ok_or_else(|| {
+                                StoreError::Corrupt("a projected transfer leg".into())
+                            })?;
+                            update_row_state(
+                                &mut tx,
+                                user,
+                                partner_id,
+                                &state,
+                                partner.original_description.as_deref(),
+                                now,
+                            )
+                            .await?;
+                        }
+                    }
                     outcome.updated += 1;
                     outcome.skipped.extend(skipped);
                 }
@@ -347,12 +379,20 @@ impl SqlStore {
                     if let Some((handle, date)) = slot_of(&mut tx, user, row).await? {
                         insert_tombstone(&mut tx, user, &handle, date, now).await?;
                     }
-                    sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
-                        .bind(id.to_string())
-                        .bind(user.to_string())
-                        .execute(&mut *tx)
-                        .await?;
-                    outcome.receipts.extend(row.receipt_name.clone());
+                    // A transfer leg goes with the other legs of its group.
+                    let partners = transfer_partners(&mut tx, user, row).await?;
+                    for leg in std::iter::once(row).chain(&partners) {
+                        let leg_id = leg.id.stored().ok_or_else(|| {
+                            StoreError::Corrupt("a projected transfer leg".into())
+                        })?;
+                        sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
+                            .bind(leg_id.to_string())
+                            .bind(user.to_string())
+                            .execute(&mut *tx)
+                            .await?;
+                        outcome.receipts.extend(leg.receipt_name.clone());
+                        gone.insert(leg_id);
+                    }
                     outcome.updated += 1;
                     outcome.deleted += 1;
                 }

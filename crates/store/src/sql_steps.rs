@@ -51,6 +51,25 @@ async fn fetch_transaction(
     Ok(fetch_entries(conn, query).await?.pop())
 }
 
+/// The other legs of `row`'s transfer group (none outside a group), read
+/// inside the caller's transaction so a change reaches every leg.
+async fn transfer_partners(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    row: &Transaction,
+) -> StoreResult<Vec<Transaction>> {
+    let Some(group) = row.transfer_group_id else {
+        return Ok(Vec::new());
+    };
+    let mut query = entries_query();
+    query.push(" WHERE t.user_id = ").push_bind(user.to_string());
+    query
+        .push(" AND t.transfer_group_id = ")
+        .push_bind(group.to_string());
+    query.push(" AND t.id <> ").push_bind(row.id.to_string());
+    fetch_entries(conn, query).await
+}
+
 /// Checks that a category is visible to the user and all tags are theirs.
 async fn check_references(
     conn: &mut <Db as sqlx::Database>::Connection,

@@ -37,7 +37,7 @@ use cofre_domain::{
 };
 
 use crate::{
-    AccountView, Created, FoundKey, ImportBatch, References, SeriesApplied, SeriesOp, Store, StoreError,
+    AccountView, Created, Deleted, FoundKey, ImportBatch, References, SeriesApplied, SeriesOp, Store, StoreError,
     StoreResult, WriteContext,
 };
 
@@ -437,15 +437,11 @@ impl Store for SqlStore {
         id: TransactionId,
         changes: &TransactionChanges,
         now: Timestamp,
-    ) -> StoreResult<Transaction> {
+    ) -> StoreResult<Vec<TransactionId>> {
         self.update_transaction_in_tx(user, id, changes, now).await
     }
 
-    async fn delete_transaction(
-        &self,
-        user: UserId,
-        id: TransactionId,
-    ) -> StoreResult<Option<String>> {
+    async fn delete_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Deleted> {
         self.delete_transaction_in_tx(user, id).await
     }
 

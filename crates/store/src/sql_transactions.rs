@@ -127,11 +127,19 @@ impl SqlStore {
         id: TransactionId,
         changes: &TransactionChanges,
         now: Timestamp,
-    ) -> StoreResult<Transaction> {
+    ) -> StoreResult<Vec<TransactionId>> {
         let mut tx = self.begin_write(user).await?;
         let current = fetch_transaction(&mut tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
+        let partners = transfer_partners(&mut tx, user, &current).await?;
+        if current.transfer_group_id.is_some()
+            && changes.tx_type.is_some_and(|t| t != current.state.tx_type)
+        {
+            return Err(StoreError::TransferConflict(
+                transfer_rules::LEG_TYPE_LOCKED.into(),
+            ));
+        }
         let state = tx_rules::apply_changes(&current.state, changes)?;
         let category_changed = state.category_id != current.state.category_id;
         let new_category = if category_changed {
@@ -153,34 +161,53 @@ impl SqlStore {
             now,
         )
         .await?;
-        let updated = fetch_transaction(&mut tx, user, id)
-            .await?
-            .ok_or(StoreError::NotFound)?;
+        let mut changed = vec![id];
+        let shared = transfer_rules::shared_leg_changes(changes);
+        if !shared.is_empty() {
+            for partner in partners {
+                let state = tx_rules::apply_changes(&partner.state, &shared)?;
+                let partner_id = partner
+                    .id
+                    .stored()
+                    .ok_or_else(|| StoreError::Corrupt("a projected transfer leg".into()))?;
+                update_row_state(
+                    &mut tx,
+                    user,
+                    partner_id,
+                    &state,
+                    partner.original_description.as_deref(),
+                    now,
+                )
+                .await?;
+                changed.push(partner_id);
+            }
+        }
         tx.commit().await?;
-        Ok(updated)
+        Ok(changed)
     }
 
-    async fn delete_transaction_in_tx(
-        &self,
-        user: UserId,
-        id: TransactionId,
-    ) -> StoreResult<Option<String>> {
+    async fn delete_transaction_in_tx(&self, user: UserId, id: TransactionId) -> StoreResult<Deleted> {
         let mut tx = self.begin_write(user).await?;
-        let row =
-            sqlx::query("SELECT receipt_name FROM transactions WHERE id = $1 AND user_id = $2")
-                .bind(id.to_string())
+        let row = fetch_transaction(&mut tx, user, id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        let mut deleted = Deleted::default();
+        let partners = transfer_partners(&mut tx, user, &row).await?;
+        for leg in std::iter::once(&row).chain(&partners) {
+            let leg_id = leg
+                .id
+                .stored()
+                .ok_or_else(|| StoreError::Corrupt("a projected transfer leg".into()))?;
+            sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
+                .bind(leg_id.to_string())
                 .bind(user.to_string())
-                .fetch_optional(&mut *tx)
-                .await?
-                .ok_or(StoreError::NotFound)?;
-        let receipt: Option<String> = row.try_get("receipt_name")?;
-        sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
-            .bind(id.to_string())
-            .bind(user.to_string())
-            .execute(&mut *tx)
-            .await?;
+                .execute(&mut *tx)
+                .await?;
+            deleted.ids.push(leg_id);
+            deleted.receipts.extend(leg.receipt_name.clone());
+        }
         tx.commit().await?;
-        Ok(receipt)
+        Ok(deleted)
     }
 
     async fn list_transactions_of(

@@ -28,15 +28,6 @@ async fn race_patch(app: &Arc<TestApp>, path: &str, body: Value) -> Vec<(u16, St
     out
 }
 
-async fn balance(app: &TestApp, account: &str) -> f64 {
-    let body = app
-        .get(&format!("/v1/accounts/{account}"))
-        .await
-        .ok(200)
-        .clone();
-    body["balance"].as_f64().expect("balance")
-}
-
 /// A bank account with 1,000.00 paying a card (due 10, closes on the 3rd)
 /// with 100.00 on the October bill and 200.00 on the November one; today
 /// is 2026-11-22, so both are closed and unpaid.
@@ -67,7 +58,7 @@ async fn a_bill_paid_at_once_from_many_connections_is_paid_once(backend: Backend
     let mut expected = vec![(200, String::new())];
     expected.extend((1..RACERS).map(|_| (409, "nothing_to_pay".to_owned())));
     assert_eq!(race_patch(&app, &october, json!({})).await, expected);
-    assert_eq!(balance(&app, &bank).await, 900.0);
+    assert_eq!(app.balance(&bank).await, 900.0);
 
     // The same with an explicit amount equal to the bill.
     let november = format!("/v1/transactions/mocked-bill:{card}:202611");
@@ -75,7 +66,7 @@ async fn a_bill_paid_at_once_from_many_connections_is_paid_once(backend: Backend
         race_patch(&app, &november, json!({"amount": 200})).await,
         expected
     );
-    assert_eq!(balance(&app, &bank).await, 700.0);
+    assert_eq!(app.balance(&bank).await, 700.0);
 
     let bills = app
         .get(&format!(
@@ -104,13 +95,13 @@ async fn part_payments_at_once_never_pay_more_than_is_owed(backend: Backend) {
             .all(|(status, code)| *status == 400 && code == "validation_error"),
         "{statuses:?}"
     );
-    assert_eq!(balance(&app, &bank).await, 850.0);
+    assert_eq!(app.balance(&bank).await, 850.0);
     // What is left can still be paid, once.
     app.patch(&november, json!({})).await.ok(200);
     app.patch(&november, json!({}))
         .await
         .problem(409, "nothing_to_pay");
-    assert_eq!(balance(&app, &bank).await, 800.0);
+    assert_eq!(app.balance(&bank).await, 800.0);
 }
 
 async fn a_bill_the_card_never_had_cannot_be_paid(backend: Backend) {
@@ -124,7 +115,7 @@ async fn a_bill_the_card_never_had_cannot_be_paid(backend: Backend) {
             .await
             .problem(404, "projection_not_found");
     }
-    assert_eq!(balance(&app, &bank).await, 1000.0);
+    assert_eq!(app.balance(&bank).await, 1000.0);
     // The open bill (due in December) can still be paid ahead.
     app.patch(
         &format!("/v1/transactions/mocked-bill:{card}:202612"),
@@ -132,7 +123,7 @@ async fn a_bill_the_card_never_had_cannot_be_paid(backend: Backend) {
     )
     .await
     .ok(200);
-    assert_eq!(balance(&app, &bank).await, 990.0);
+    assert_eq!(app.balance(&bank).await, 990.0);
 }
 
 on_both_backends!(

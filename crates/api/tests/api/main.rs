@@ -23,4 +23,5 @@ mod receipts;
 mod tags;
 mod totals;
 mod transactions;
+mod transfer_legs;
 mod transfers;

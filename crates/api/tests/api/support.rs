@@ -333,6 +333,12 @@ impl TestApp {
         panic!("pagination did not end");
     }
 
+    /// An account's balance (the sum of its POSTED rows), as the API says.
+    pub async fn balance(&self, account: &str) -> f64 {
+        let response = self.get(&format!("/v1/accounts/{account}")).await;
+        response.ok(200)["balance"].as_f64().expect("balance")
+    }
+
     /// Creates an account from `body` (201) and returns its id.
     pub async fn account(&self, body: Value) -> String {
         let response = self.post("/v1/accounts", body).await;

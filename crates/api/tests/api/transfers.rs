@@ -18,11 +18,6 @@ async fn row(app: &TestApp, id: &str) -> Value {
     app.get(&format!("/v1/transactions/{id}")).await.ok(200)["transaction"].clone()
 }
 
-async fn balance(app: &TestApp, account: &str) -> f64 {
-    let response = app.get(&format!("/v1/accounts/{account}")).await;
-    response.ok(200)["balance"].as_f64().expect("balance")
-}
-
 /// How many stored rows (hidden ones included) the user has in the window.
 async fn row_count(app: &TestApp) -> usize {
     app.all_pages(WINDOW, 100).await.len()
@@ -63,8 +58,8 @@ async fn transfer_moves_money_in_two_hidden_legs(backend: Backend) {
         assert_eq!(leg["description"], "Reserva");
         assert_eq!(leg["transfer_group_id"], created["transfer_group_id"]);
     }
-    assert_eq!(balance(&app, &from).await, 749.9);
-    assert_eq!(balance(&app, &to).await, 250.1);
+    assert_eq!(app.balance(&from).await, 749.9);
+    assert_eq!(app.balance(&to).await, 250.1);
     // Hidden from results; listed with hidden=true.
     let visible = app.all_pages(WINDOW, 50).await;
     assert!(visible.iter().all(|r| r["transfer_group_id"].is_null()));
@@ -91,7 +86,7 @@ async fn a_future_transfer_is_pending(backend: Backend) {
     assert_eq!(leg["status"], "PENDING");
     assert_eq!(leg["date"], "2026-12-05");
     assert_eq!(leg["notes"], "para a viagem");
-    assert_eq!(balance(&app, &from).await, 0.0);
+    assert_eq!(app.balance(&from).await, 0.0);
 }
 
 async fn transfer_validation_stores_nothing(backend: Backend) {

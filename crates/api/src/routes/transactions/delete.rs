@@ -123,11 +123,12 @@ pub(super) async fn delete_transaction(
                     (series, Target::Stored(row_id), ApiError::NotFound)
                 }
                 _ => {
-                    let receipt = state.store.delete_transaction(user, row_id).await?;
-                    receipts::remove_files(&state.config.receipts_dir, receipt.as_slice()).await;
+                    // A transfer leg goes with the other legs of its group.
+                    let deleted = state.store.delete_transaction(user, row_id).await?;
+                    receipts::remove_files(&state.config.receipts_dir, &deleted.receipts).await;
                     return Ok(AppJson(DeleteResult {
-                        deleted_transaction_id: id.clone(),
-                        affected_ids: vec![id],
+                        deleted_transaction_id: id,
+                        affected_ids: deleted.ids.iter().map(ToString::to_string).collect(),
                     }));
                 }
             },

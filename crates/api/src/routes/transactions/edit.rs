@@ -266,7 +266,7 @@ pub(super) async fn get_transaction(
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`nothing_to_pay`: the bill a `mocked-bill:` handle names is paid", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`nothing_to_pay`: the bill a `mocked-bill:` handle names is paid; `transfer_conflict`: the `type` of one transfer leg cannot change alone", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 pub(super) async fn update_transaction(
     State(state): State<AppState>,
@@ -301,13 +301,13 @@ pub(super) async fn update_transaction(
                     (series, Target::Stored(id), scope, ApiError::NotFound)
                 }
                 _ => {
-                    let row = state
+                    let changed = state
                         .store
                         .update_transaction(user, id, &changes, state.clock.now())
                         .await?;
                     return Ok(AppJson(UpdateResult {
-                        updated_transaction_id: row.id.to_string(),
-                        affected_ids: vec![row.id.to_string()],
+                        updated_transaction_id: id.to_string(),
+                        affected_ids: changed.iter().map(ToString::to_string).collect(),
                         message: None,
                     }));
                 }
