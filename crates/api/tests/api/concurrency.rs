@@ -1,6 +1,7 @@
 //! Money-moving requests fired at once from several connections: nothing
 //! is paid twice, no row is stored twice, and balances equal their rows.
 
+use axum::http::Method;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -10,12 +11,17 @@ use crate::support::{Backend, TestApp};
 /// How many copies of one request race each other.
 const RACERS: usize = 6;
 
-/// Sends the same PATCH from `RACERS` tasks at once; the statuses, sorted.
-async fn race_patch(app: &Arc<TestApp>, path: &str, body: Value) -> Vec<(u16, String)> {
+/// Sends the same request from `RACERS` tasks at once; the statuses and
+/// problem codes, sorted.
+async fn race(app: &Arc<TestApp>, method: Method, path: &str, body: Value) -> Vec<(u16, String)> {
     let tasks: Vec<_> = (0..RACERS)
         .map(|_| {
-            let (app, path, body) = (app.clone(), path.to_owned(), body.clone());
-            tokio::spawn(async move { app.patch(&path, body).await })
+            let (app, method, path, body) =
+                (app.clone(), method.clone(), path.to_owned(), body.clone());
+            tokio::spawn(async move {
+                let key = app.key.clone();
+                app.call(method, &path, Some(&key), Some(body)).await
+            })
         })
         .collect();
     let mut out = Vec::new();
@@ -26,6 +32,40 @@ async fn race_patch(app: &Arc<TestApp>, path: &str, body: Value) -> Vec<(u16, St
     }
     out.sort();
     out
+}
+
+async fn race_patch(app: &Arc<TestApp>, path: &str, body: Value) -> Vec<(u16, String)> {
+    race(app, Method::PATCH, path, body).await
+}
+
+/// One `first` answer and `RACERS - 1` of `rest`, as `race` sorts them.
+fn one_then(first: (u16, &str), rest: (u16, &str)) -> Vec<(u16, String)> {
+    let mut out = vec![(first.0, first.1.to_owned())];
+    out.extend((1..RACERS).map(|_| (rest.0, rest.1.to_owned())));
+    out.sort();
+    out
+}
+
+/// Every account's balance equals the sum of its stored POSTED rows
+/// (hidden ones included), as the list endpoint gives them.
+async fn balances_equal_their_rows(app: &TestApp) {
+    let window = "view=ledger&from=2026-01-01&to=2026-12-31";
+    let mut rows = app.all_pages(window, 100).await;
+    rows.extend(app.all_pages(&format!("{window}&hidden=true"), 100).await);
+    let accounts = app.get("/v1/accounts").await.ok(200).clone();
+    for account in accounts["data"].as_array().unwrap() {
+        let id = account["id"].as_str().unwrap();
+        let cents: i64 = rows
+            .iter()
+            .filter(|r| r["account_id"] == id && r["status"] == "POSTED" && r["projected"] != true)
+            .map(|r| {
+                let cents = (r["amount"].as_f64().unwrap() * 100.0).round() as i64;
+                if r["type"] == "DEBIT" { -cents } else { cents }
+            })
+            .sum();
+        let balance = (account["balance"].as_f64().unwrap() * 100.0).round() as i64;
+        assert_eq!(balance, cents, "account {id}: balance vs its rows");
+    }
 }
 
 /// A bank account with 1,000.00 paying a card (due 10, closes on the 3rd)
@@ -55,8 +95,7 @@ async fn wallet(backend: Backend) -> (Arc<TestApp>, String, String) {
 async fn a_bill_paid_at_once_from_many_connections_is_paid_once(backend: Backend) {
     let (app, bank, card) = wallet(backend).await;
     let october = format!("/v1/transactions/mocked-bill:{card}:202610");
-    let mut expected = vec![(200, String::new())];
-    expected.extend((1..RACERS).map(|_| (409, "nothing_to_pay".to_owned())));
+    let expected = one_then((200, ""), (409, "nothing_to_pay"));
     assert_eq!(race_patch(&app, &october, json!({})).await, expected);
     assert_eq!(app.balance(&bank).await, 900.0);
 
@@ -126,8 +165,122 @@ async fn a_bill_the_card_never_had_cannot_be_paid(backend: Backend) {
     assert_eq!(app.balance(&bank).await, 990.0);
 }
 
+async fn one_client_id_created_at_once_is_one_row(backend: Backend) {
+    let app = Arc::new(TestApp::start(backend).await);
+    let bank = app.bank("Conta").await;
+    let body = json!({"id": "0b9f3c3e-6f0a-4d8e-9a51-3c1f1f6e2a77", "account_id": bank,
+        "type": "DEBIT", "amount": 42.5, "description": "Padaria", "date": "2026-11-20"});
+    assert_eq!(
+        race(&app, Method::POST, "/v1/transactions", body).await,
+        one_then((201, ""), (200, ""))
+    );
+    let rows = app
+        .all_pages("view=ledger&from=2026-11-01&to=2026-11-30", 50)
+        .await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(app.balance(&bank).await, -42.5);
+    balances_equal_their_rows(&app).await;
+}
+
+async fn transfers_at_once_store_both_legs_each(backend: Backend) {
+    let app = Arc::new(TestApp::start(backend).await);
+    let from = app
+        .account(json!({"type": "BANK", "title": "Conta", "initial_balance": 1000}))
+        .await;
+    let to = app.bank("Poupança").await;
+    let body = json!({"from_account_id": from, "to_account_id": to, "amount": 10.01,
+        "description": "Reserva", "date": "2026-11-20"});
+    let answers = race(&app, Method::POST, "/v1/transfers", body).await;
+    assert!(
+        answers.iter().all(|(status, _)| *status == 201),
+        "{answers:?}"
+    );
+    let moved = 10.01 * RACERS as f64;
+    assert_eq!(
+        app.balance(&from).await,
+        ((1000.0 - moved) * 100.0).round() / 100.0
+    );
+    assert_eq!(app.balance(&to).await, (moved * 100.0).round() / 100.0);
+    let legs = app
+        .all_pages("view=ledger&hidden=true&from=2026-11-01&to=2026-11-30", 50)
+        .await;
+    assert_eq!(
+        legs.iter()
+            .filter(|r| r["transfer_group_id"].is_string())
+            .count(),
+        2 * RACERS
+    );
+    balances_equal_their_rows(&app).await;
+}
+
+async fn a_pair_marked_at_once_is_one_transfer(backend: Backend) {
+    let app = Arc::new(TestApp::start(backend).await);
+    let (a, b) = (app.bank("Conta").await, app.bank("Poupança").await);
+    let sent = app
+        .tx(
+            json!({"account_id": a, "type": "DEBIT", "amount": 70, "description": "Saída",
+            "date": "2026-11-20"}),
+        )
+        .await;
+    let received = app
+        .tx(
+            json!({"account_id": b, "type": "CREDIT", "amount": 70, "description": "Entrada",
+            "date": "2026-11-20"}),
+        )
+        .await;
+    let (sent, received) = (
+        sent["id"].as_str().unwrap().to_owned(),
+        received["id"].as_str().unwrap().to_owned(),
+    );
+    let path = format!("/v1/transactions/{sent}/mark-transfer");
+    assert_eq!(
+        race(
+            &app,
+            Method::POST,
+            &path,
+            json!({"counterpart_id": received})
+        )
+        .await,
+        one_then((200, ""), (409, "transfer_conflict"))
+    );
+    let group = |id: String| {
+        let app = app.clone();
+        async move {
+            app.get(&format!("/v1/transactions/{id}")).await.ok(200)["transaction"]["transfer_group_id"].clone()
+        }
+    };
+    let (g1, g2) = (group(sent).await, group(received).await);
+    assert!(g1.is_string());
+    assert_eq!(g1, g2, "both legs in one group");
+    balances_equal_their_rows(&app).await;
+}
+
+async fn a_bulk_delete_sent_at_once_deletes_once(backend: Backend) {
+    let app = Arc::new(TestApp::start(backend).await);
+    let bank = app
+        .account(json!({"type": "BANK", "title": "Conta", "initial_balance": 100}))
+        .await;
+    for day in 10..15 {
+        app.tx(json!({"account_id": bank, "type": "DEBIT", "amount": 3,
+            "description": "Café", "date": format!("2026-11-{day}")}))
+            .await;
+    }
+    let body = json!({"filter": {"from": "2026-11-01", "to": "2026-11-30", "search": "café"},
+        "delete": true, "expected_count": 5});
+    assert_eq!(
+        race(&app, Method::POST, "/v1/transactions/bulk", body).await,
+        one_then((200, ""), (409, "expected_count_mismatch"))
+    );
+    assert_eq!(app.balance(&bank).await, 100.0);
+    balances_equal_their_rows(&app).await;
+}
+
 on_both_backends!(
     a_bill_paid_at_once_from_many_connections_is_paid_once,
     part_payments_at_once_never_pay_more_than_is_owed,
     a_bill_the_card_never_had_cannot_be_paid,
+    one_client_id_created_at_once_is_one_row,
+    transfers_at_once_store_both_legs_each,
+    a_pair_marked_at_once_is_one_transfer,
+    a_bulk_delete_sent_at_once_deletes_once,
 );
