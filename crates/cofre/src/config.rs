@@ -92,6 +92,11 @@ pub struct ServeArgs {
     #[arg(long, env = "COFRE_READ_CACHE_MB", default_value_t = 64,
         value_parser = clap::value_parser!(u32).range(0..=65_536))]
     pub read_cache_mb: u32,
+    /// Megabytes of memory for the store's caches of projection sources
+    /// and card totals, shared by all users.
+    #[arg(long, env = "COFRE_STORE_CACHE_MB", default_value_t = 64,
+        value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub store_cache_mb: u32,
     /// Seconds one request may run before it is cut off with a 503 problem.
     #[arg(long, env = "COFRE_REQUEST_TIMEOUT", default_value_t = 10,
         value_parser = clap::value_parser!(u64).range(1..=600))]

@@ -110,7 +110,11 @@ async fn main() -> ExitCode {
 }
 
 async fn open_store(common: &Common) -> Result<Arc<dyn Store>, String> {
-    cofre_store::connect(&common.database_url)
+    open_store_with(common, cofre_store::DEFAULT_CACHE_BYTES).await
+}
+
+async fn open_store_with(common: &Common, cache_bytes: u64) -> Result<Arc<dyn Store>, String> {
+    cofre_store::connect_with(&common.database_url, cache_bytes)
         .await
         .map_err(|e| format!("cannot open database {}: {e}", common.database_url))
 }
@@ -139,7 +143,8 @@ async fn run(cli: Cli) -> Result<(), String> {
             import::run(store.as_ref(), &clock, account, &file, &bytes).await
         }
         Command::Serve(args) => {
-            let store = open_store(&cli.common).await?;
+            let cache_bytes = u64::from(args.store_cache_mb) << 20;
+            let store = open_store_with(&cli.common, cache_bytes).await?;
             if let Some((user, key)) = admin::bootstrap(store.as_ref(), clock.now())
                 .await
                 .map_err(|e| e.to_string())?

@@ -302,6 +302,15 @@ pub struct Template {
     pub tag_ids: Vec<TagId>,
 }
 
+impl Template {
+    /// Heap bytes of its text and tags, for caches bounded in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.description.capacity()
+            + self.notes.as_ref().map_or(0, String::capacity)
+            + self.tag_ids.capacity() * std::mem::size_of::<TagId>()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecurrenceRule {
     pub id: RuleId,

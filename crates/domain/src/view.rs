@@ -36,6 +36,42 @@ pub struct ViewSources {
 }
 
 impl ViewSources {
+    /// About how many bytes this holds in memory (a little over, never
+    /// under, the heap it owns), so caches of it can be bounded in bytes.
+    pub fn approx_bytes(&self) -> usize {
+        use std::mem::size_of;
+        // A hash table entry costs its slot plus a control byte; tables
+        // keep some slots free.
+        fn table<K, V>(len: usize) -> usize {
+            len.saturating_mul(size_of::<(K, V)>() + 1)
+                .saturating_mul(8)
+                / 7
+        }
+        let rules: usize = self.rules.iter().map(|r| r.template.heap_bytes()).sum();
+        let plans: usize = self.plans.iter().map(|p| p.template.heap_bytes()).sum();
+        let accounts: usize = self
+            .accounts
+            .values()
+            .map(|a| a.currency.capacity() + a.card.as_ref().map_or(0, |_| 64))
+            .sum();
+        let tags: usize = self
+            .tags
+            .values()
+            .map(|t| t.title.capacity() + t.color_hex.capacity())
+            .sum();
+        size_of::<Self>()
+            + self.rules.capacity() * size_of::<RecurrenceRule>()
+            + rules
+            + self.plans.capacity() * size_of::<InstallmentPlan>()
+            + plans
+            + table::<Handle, ()>(self.materialized.capacity())
+            + table::<Handle, ()>(self.tombstones.capacity())
+            + table::<AccountId, AccountInfo>(self.accounts.capacity())
+            + accounts
+            + table::<TagId, TagRef>(self.tags.capacity())
+            + tags
+    }
+
     /// Whether a projection is shown: not replaced by a stored row, not
     /// hidden by a tombstone.
     pub fn live(&self, handle: &Handle) -> bool {

@@ -420,13 +420,22 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Option<String>>;
 }
 
+/// Bytes the store's in-memory caches keep unless told otherwise
+/// (`COFRE_STORE_CACHE_MB`).
+pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
+
 /// Opens the store a URL names: `sqlite://PATH` (created if missing) or
 /// `postgres://...`, and brings its schema up to date.
 pub async fn connect(url: &str) -> StoreResult<Arc<dyn Store>> {
+    connect_with(url, DEFAULT_CACHE_BYTES).await
+}
+
+/// [`connect`], with caches bounded to about `cache_bytes` in all.
+pub async fn connect_with(url: &str, cache_bytes: u64) -> StoreResult<Arc<dyn Store>> {
     if url.starts_with("sqlite:") {
-        Ok(Arc::new(SqliteStore::connect(url).await?))
+        Ok(Arc::new(SqliteStore::connect(url, cache_bytes).await?))
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        Ok(Arc::new(PostgresStore::connect(url).await?))
+        Ok(Arc::new(PostgresStore::connect(url, cache_bytes).await?))
     } else {
         Err(StoreError::Database(sqlx::Error::Configuration(
             format!("unsupported database URL {url:?}: use sqlite://PATH or postgres://...").into(),

@@ -10,13 +10,15 @@ const JSON_AGG: &str = "json_agg";
 const JSON_ARRAY: &str = "json_build_array";
 
 impl SqlStore {
-    pub async fn connect(url: &str) -> Result<Self, crate::StoreError> {
+    /// Opens `url` with caches of about `cache_bytes` (see
+    /// [`crate::DEFAULT_CACHE_BYTES`]).
+    pub async fn connect(url: &str, cache_bytes: u64) -> Result<Self, crate::StoreError> {
         let pool = PgPoolOptions::new()
             .max_connections(16)
             .connect(url)
             .await?;
         sqlx::migrate!("migrations/postgres").run(&pool).await?;
-        Ok(Self::from_pool(pool))
+        Ok(Self::from_pool(pool, cache_bytes))
     }
 }
 

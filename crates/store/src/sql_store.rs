@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 use sqlx::{QueryBuilder, Row};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use uuid::Uuid;
 
 use cofre_domain::account::{
@@ -46,38 +46,61 @@ type Tx = sqlx::Transaction<'static, Db>;
 
 /// Values loaded for a user, each valid while the user's `view_version` is
 /// the one it was loaded at: every write bumps the version, in every
-/// process, so a cached value is never older than the data.
+/// process, so a cached value is never older than the data. Shared by all
+/// users and bounded in bytes (least recently used out first), so no
+/// number of distinct windows or users can grow the process past it.
 struct VersionedCache<K, V> {
-    entries: Mutex<HashMap<K, (i64, Arc<V>)>>,
+    entries: moka::future::Cache<K, (i64, Arc<V>)>,
 }
 
-/// Entries a cache keeps before it starts afresh.
-const CACHE_LIMIT: usize = 4_096;
-
-impl<K, V> Default for VersionedCache<K, V> {
-    fn default() -> Self {
-        Self {
-            entries: Mutex::new(HashMap::new()),
-        }
+impl<K, V> VersionedCache<K, V>
+where
+    K: Eq + std::hash::Hash + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+{
+    /// A cache of about `bytes`, each value weighed by `weigh`.
+    fn new(bytes: u64, weigh: fn(&V) -> usize) -> Self {
+        let entries = moka::future::Cache::builder()
+            .max_capacity(bytes)
+            .weigher(move |_: &K, (_, value): &(i64, Arc<V>)| {
+                let size = std::mem::size_of::<K>() + 64 + weigh(value);
+                u32::try_from(size).unwrap_or(u32::MAX)
+            })
+            .eviction_policy(moka::policy::EvictionPolicy::lru())
+            .build();
+        Self { entries }
     }
-}
 
-impl<K: Eq + std::hash::Hash, V> VersionedCache<K, V> {
-    fn get(&self, key: &K, version: i64) -> Option<Arc<V>> {
-        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries
+    async fn get(&self, key: &K, version: i64) -> Option<Arc<V>> {
+        self.entries
             .get(key)
+            .await
             .filter(|(v, _)| *v == version)
-            .map(|(_, value)| value.clone())
+            .map(|(_, value)| value)
     }
 
-    fn put(&self, key: K, version: i64, value: Arc<V>) {
-        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        if entries.len() >= CACHE_LIMIT {
-            entries.clear();
-        }
-        entries.insert(key, (version, value));
+    async fn put(&self, key: K, version: i64, value: Arc<V>) {
+        self.entries.insert(key, (version, value)).await;
     }
+
+    #[cfg(test)]
+    async fn weighted_size(&self) -> u64 {
+        self.entries.run_pending_tasks().await;
+        self.entries.weighted_size()
+    }
+}
+
+/// Heap bytes of every card's money, for [`VersionedCache`].
+fn card_money_bytes(money: &HashMap<AccountId, CardMoney>) -> usize {
+    use std::mem::size_of;
+    money
+        .values()
+        .map(|card| {
+            size_of::<(AccountId, CardMoney)>()
+                + card.days.capacity() * size_of::<cofre_domain::bills::DayTotal>()
+                + card.payments.capacity() * size_of::<cofre_domain::bills::Payment>()
+        })
+        .sum()
 }
 
 /// The user's `view_version` (-1 for no such user).
@@ -104,11 +127,16 @@ pub struct SqlStore {
 }
 
 impl SqlStore {
-    fn from_pool(pool: sqlx::Pool<Db>) -> Self {
+    /// A store over `pool` whose caches keep about `cache_bytes`: three
+    /// quarters for projection sources, the rest for card money.
+    fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64) -> Self {
         Self {
             pool,
-            sources: Arc::default(),
-            cards: Arc::default(),
+            sources: Arc::new(VersionedCache::new(
+                cache_bytes / 4 * 3,
+                ViewSources::approx_bytes,
+            )),
+            cards: Arc::new(VersionedCache::new(cache_bytes / 4, card_money_bytes)),
         }
     }
 
@@ -386,11 +414,11 @@ impl Store for SqlStore {
         let mut conn = self.pool.acquire().await?;
         let version = view_version(&mut conn, user).await?;
         let key = (user, from, to);
-        if let Some(sources) = self.sources.get(&key, version) {
+        if let Some(sources) = self.sources.get(&key, version).await {
             return Ok(sources);
         }
         let sources = Arc::new(load_view_sources(&mut conn, user, from, to).await?);
-        self.sources.put(key, version, sources.clone());
+        self.sources.put(key, version, sources.clone()).await;
         Ok(sources)
     }
 
@@ -533,5 +561,54 @@ impl Store for SqlStore {
         now: Timestamp,
     ) -> StoreResult<Option<String>> {
         self.write_receipt(user, id, name, now).await
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+    use cofre_domain::transaction::TagRef;
+
+    /// Sources of about 60 KB: 400 tags with long titles.
+    fn heavy_sources() -> Arc<ViewSources> {
+        let mut sources = ViewSources::default();
+        for i in 0..400 {
+            let id = TagId(Uuid::new_v4());
+            let title = format!("{i:04}{}", "x".repeat(120));
+            let tag = TagRef {
+                id,
+                title,
+                color_hex: "#112233".into(),
+            };
+            sources.tags.insert(id, tag);
+        }
+        Arc::new(sources)
+    }
+
+    #[tokio::test]
+    async fn many_windows_of_many_users_stay_within_the_byte_bound() {
+        let bound: u64 = 2 << 20;
+        let cache: VersionedCache<(UserId, Date, Date), ViewSources> =
+            VersionedCache::new(bound, ViewSources::approx_bytes);
+        let sources = heavy_sources();
+        assert!(sources.approx_bytes() > 60_000, "{}", sources.approx_bytes());
+        let users: Vec<UserId> = (0..4).map(|_| UserId::new()).collect();
+        let start = jiff::civil::date(2026, 1, 1);
+        let mut last = None;
+        for day in 0..300 {
+            let from = start.checked_add(jiff::Span::new().days(day)).unwrap();
+            for user in &users {
+                cache.put((*user, from, from), 1, sources.clone()).await;
+                last = Some((*user, from, from));
+            }
+            assert!(cache.weighted_size().await <= bound);
+        }
+        // 1,200 entries of ~60 KB would be ~70 MB: the bound holds, and the
+        // newest entries are the ones kept.
+        let last = last.unwrap();
+        assert!(cache.get(&last, 1).await.is_some());
+        assert!(cache.weighted_size().await > bound / 2);
+        // Another version of the same window is never served.
+        assert!(cache.get(&last, 2).await.is_none());
     }
 }

@@ -13,7 +13,9 @@ const JSON_AGG: &str = "json_group_array";
 const JSON_ARRAY: &str = "json_array";
 
 impl SqlStore {
-    pub async fn connect(url: &str) -> Result<Self, crate::StoreError> {
+    /// Opens `url` with caches of about `cache_bytes` (see
+    /// [`crate::DEFAULT_CACHE_BYTES`]).
+    pub async fn connect(url: &str, cache_bytes: u64) -> Result<Self, crate::StoreError> {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -25,7 +27,7 @@ impl SqlStore {
             .connect_with(options)
             .await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        Ok(Self::from_pool(pool))
+        Ok(Self::from_pool(pool, cache_bytes))
     }
 }
 

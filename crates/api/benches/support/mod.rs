@@ -34,7 +34,11 @@ pub async fn heavy(dir: &Path, name: &str, rows: usize, clock: &Clock) -> Heavy 
         "sqlite://{}",
         dir.join(format!("{name}-{rows}.db")).display()
     );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::connect(&url).await.expect("open SQLite"));
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::connect(&url, cofre_store::DEFAULT_CACHE_BYTES)
+            .await
+            .expect("open SQLite"),
+    );
     let user = store
         .create_user(Some("Bench"), now)
         .await
