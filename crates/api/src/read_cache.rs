@@ -5,13 +5,16 @@
 //! Every write of a user's data bumps that version in the same database
 //! transaction (`begin_write` in the store), and authentication reads it
 //! again on every request, in the same query as the key. So a kept answer
-//! is served only while it is what the handler would compute now: a write
-//! from this process or any other, or a new day (bill statuses and
-//! projections move with the date), retires every answer of that user.
-//! Revocation needs nothing: the key is checked before the cache is asked.
+//! is served only while it is what the handler would compute now: after a
+//! write from this process or any other, or on a new day (bill statuses and
+//! projections move with the date), the user's older answers are never
+//! served again and age out. Revocation needs nothing: the key is checked
+//! before the cache is asked.
 //!
-//! Bounded in bytes (`COFRE_READ_CACHE_MB`, 0 turns it off); when full it
-//! starts afresh. Hits and misses are counted in `/metrics`.
+//! One moka cache shared by all users, bounded in bytes
+//! (`COFRE_READ_CACHE_MB`, 0 turns it off), least recently used out first;
+//! concurrent misses of one answer run the handler once. Hits and misses
+//! are counted in `/metrics`.
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
@@ -19,14 +22,12 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tokio::sync::Notify;
+use std::future::Future;
+use std::sync::Arc;
 
+use cofre_domain::ApiKeyId;
 use cofre_domain::auth::Scope;
 use cofre_domain::time::Clock;
-use cofre_domain::{ApiKeyId, UserId};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
@@ -34,56 +35,18 @@ use crate::error::ApiError;
 /// The answers kept, at most `limit` bytes of them.
 pub struct ReadCache {
     limit: usize,
-    entries: Mutex<Entries>,
-    /// Answers being computed: after a write, the many requests for the
-    /// same page wait for the first one instead of each computing it.
-    flights: Mutex<HashMap<Flight, Arc<Notify>>>,
+    /// None when the limit is 0.
+    answers: Option<moka::future::Cache<AnswerKey, Answer>>,
 }
 
-/// What one computation answers: the key, the path, the version and day.
+/// What one answer is true for: the key (so never another key's answer),
+/// its owner's view version and the day, and the path with its query.
 #[derive(Clone, PartialEq, Eq, Hash)]
-struct Flight(UserId, ApiKeyId, String, i64, Date);
-
-/// How long a request waits for another one computing its answer before
-/// computing it itself.
-const FLIGHT_WAIT: Duration = Duration::from_secs(5);
-
-/// The first request computing an answer; ending it, however it ends
-/// (answered, failed, or dropped with its connection), lets the waiting
-/// requests go on.
-struct Leader<'a> {
-    cache: &'a ReadCache,
-    flight: Flight,
-    notify: Arc<Notify>,
-}
-
-impl Drop for Leader<'_> {
-    fn drop(&mut self) {
-        let mut flights = self.cache.flights.lock().unwrap_or_else(|p| p.into_inner());
-        flights.remove(&self.flight);
-        self.notify.notify_waiters();
-    }
-}
-
-/// Either this request computes the answer, or it waited for the one that
-/// did (and looks in the cache again).
-enum Turn<'a> {
-    Lead(Leader<'a>),
-    Waited,
-}
-
-#[derive(Default)]
-struct Entries {
-    bytes: usize,
-    users: HashMap<UserId, UserAnswers>,
-}
-
-/// One user's answers, all true at `version` on `day`.
-struct UserAnswers {
+struct AnswerKey {
+    key: ApiKeyId,
     version: i64,
     day: Date,
-    /// By key, then path with query (looked up without a copy of it).
-    answers: HashMap<ApiKeyId, HashMap<String, Answer>>,
+    path: String,
 }
 
 #[derive(Clone)]
@@ -94,47 +57,37 @@ struct Answer {
 
 impl Answer {
     fn size(&self, path: &str) -> usize {
-        self.body.len() + path.len() + 64 * self.headers.len()
+        self.body.len() + path.len() + 64 * self.headers.len() + 96
     }
+}
+
+/// The leader's answer could not be kept (not a 200, too big, or its body
+/// failed): the requests that waited for it compute their own.
+#[derive(Debug)]
+struct NotKept;
+
+/// How a request's answer came.
+enum Shared<T> {
+    /// From the cache, computed by this request (`led`) or another one.
+    Kept { answer: Answer, led: bool },
+    /// Not kept: this request's own answer when it computed one, none when
+    /// it waited for a request whose answer was not kept.
+    NotKept(Option<T>),
 }
 
 impl ReadCache {
     /// A cache of at most `limit` bytes; 0 keeps nothing.
     pub fn new(limit: usize) -> Self {
-        Self {
-            limit,
-            entries: Mutex::default(),
-            flights: Mutex::default(),
-        }
-    }
-
-    /// Leads the computation of `flight`, or waits (up to [`FLIGHT_WAIT`])
-    /// for the request already leading it.
-    async fn turn(&self, flight: Flight) -> Turn<'_> {
-        let notified = {
-            let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
-            match flights.get(&flight) {
-                Some(notify) => {
-                    // Registered before the lock is released: the leader's
-                    // notify_waiters cannot be missed.
-                    let notify = notify.clone();
-                    let mut notified = Box::pin(notify.notified_owned());
-                    notified.as_mut().enable();
-                    notified
-                }
-                None => {
-                    let notify = Arc::new(Notify::new());
-                    flights.insert(flight.clone(), notify.clone());
-                    return Turn::Lead(Leader {
-                        cache: self,
-                        flight,
-                        notify,
-                    });
-                }
-            }
-        };
-        let _ = tokio::time::timeout(FLIGHT_WAIT, notified).await;
-        Turn::Waited
+        let answers = (limit > 0).then(|| {
+            moka::future::Cache::builder()
+                .max_capacity(u64::try_from(limit).unwrap_or(u64::MAX))
+                .weigher(|key: &AnswerKey, answer: &Answer| {
+                    u32::try_from(answer.size(&key.path)).unwrap_or(u32::MAX)
+                })
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
+                .build()
+        });
+        Self { limit, answers }
     }
 
     /// The largest answer worth keeping: one big answer must not push out
@@ -143,60 +96,41 @@ impl ReadCache {
         self.limit / 8
     }
 
-    fn get(&self, principal: &Principal, day: Date, path: &str) -> Option<Answer> {
-        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let user = entries.users.get(&principal.user_id)?;
-        if user.version != principal.view_version || user.day != day {
-            return None;
-        }
-        user.answers.get(&principal.key_id)?.get(path).cloned()
+    async fn get(&self, key: &AnswerKey) -> Option<Answer> {
+        self.answers.as_ref()?.get(key).await
     }
 
-    fn put(&self, principal: &Principal, day: Date, path: String, answer: Answer) {
-        let size = answer.size(&path);
-        if size > self.largest() {
-            return;
+    /// The answer under `key`, or `compute`'s: concurrent calls for one key
+    /// run one computation and the others wait for it. `compute` gives
+    /// back what it could not keep as `Err`.
+    async fn shared<T, F>(&self, key: AnswerKey, compute: F) -> Shared<T>
+    where
+        F: Future<Output = Result<Answer, T>>,
+    {
+        let Some(answers) = &self.answers else {
+            return match compute.await {
+                Ok(answer) => Shared::Kept { answer, led: true },
+                Err(own) => Shared::NotKept(Some(own)),
+            };
+        };
+        let mut own = None;
+        let mut led = false;
+        let result = answers
+            .try_get_with(key, async {
+                led = true;
+                match compute.await {
+                    Ok(answer) => Ok(answer),
+                    Err(not_kept) => {
+                        own = Some(not_kept);
+                        Err(NotKept)
+                    }
+                }
+            })
+            .await;
+        match result {
+            Ok(answer) => Shared::Kept { answer, led },
+            Err(_) => Shared::NotKept(own),
         }
-        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let entries = &mut *entries;
-        if let Some(user) = entries.users.get(&principal.user_id)
-            && (user.version, user.day) != (principal.view_version, day)
-        {
-            // A request that read an older state finishing late must not
-            // retire answers of a newer one.
-            if user.version > principal.view_version || user.day > day {
-                return;
-            }
-            let stale: usize = user
-                .answers
-                .values()
-                .flatten()
-                .map(|(p, a)| a.size(p))
-                .sum();
-            entries.bytes -= stale;
-            entries.users.remove(&principal.user_id);
-        }
-        if entries.bytes + size > self.limit {
-            entries.users.clear();
-            entries.bytes = 0;
-        }
-        let user = entries
-            .users
-            .entry(principal.user_id)
-            .or_insert_with(|| UserAnswers {
-                version: principal.view_version,
-                day,
-                answers: HashMap::new(),
-            });
-        if let Some(old) = user
-            .answers
-            .entry(principal.key_id)
-            .or_default()
-            .insert(path.clone(), answer)
-        {
-            entries.bytes -= old.size(&path);
-        }
-        entries.bytes += size;
     }
 }
 
@@ -208,11 +142,37 @@ pub struct CacheState {
     pub clock: Clock,
 }
 
-fn hit(answer: Answer) -> Response {
-    metrics::counter!("read_cache_hits_total").increment(1);
+fn respond(answer: Answer) -> Response {
     let mut response = Response::new(Body::from(answer.body));
     *response.headers_mut() = answer.headers;
     response
+}
+
+fn hit(answer: Answer) -> Response {
+    metrics::counter!("read_cache_hits_total").increment(1);
+    respond(answer)
+}
+
+/// The answer to keep of a response: a 200 whose body fits; otherwise the
+/// response itself, to send as it is.
+async fn keepable(response: Response, largest: usize) -> Result<Answer, Response> {
+    let fits = response
+        .body()
+        .size_hint()
+        .exact()
+        .and_then(|n| usize::try_from(n).ok())
+        .is_some_and(|n| n <= largest);
+    if response.status() != StatusCode::OK || !fits {
+        return Err(response);
+    }
+    let (parts, body) = response.into_parts();
+    match axum::body::to_bytes(body, largest).await {
+        Ok(body) => Ok(Answer {
+            headers: parts.headers,
+            body,
+        }),
+        Err(err) => Err(ApiError::Internal(format!("reading a response: {err}")).into_response()),
+    }
 }
 
 /// Middleware for `/v1`, inside authentication: answers a `GET` from the
@@ -225,200 +185,160 @@ pub async fn serve_cached(State(state): State<CacheState>, req: Request, next: N
     if state.cache.limit == 0 {
         return next.run(req).await;
     }
-    let path = req
-        .uri()
-        .path_and_query()
-        .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned());
-    let day = state.clock.today();
-    if let Some(answer) = state.cache.get(&principal, day, &path) {
+    let key = AnswerKey {
+        key: principal.key_id,
+        version: principal.view_version,
+        day: state.clock.today(),
+        path: req
+            .uri()
+            .path_and_query()
+            .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned()),
+    };
+    if let Some(answer) = state.cache.get(&key).await {
         return hit(answer);
     }
-    let flight = Flight(
-        principal.user_id,
-        principal.key_id,
-        path.clone(),
-        principal.view_version,
-        day,
-    );
-    let _leader = match state.cache.turn(flight).await {
-        // Kept to the end: the waiting requests go on once this one
-        // has put its answer in the cache.
-        Turn::Lead(leader) => Some(leader),
-        Turn::Waited => {
-            if let Some(answer) = state.cache.get(&principal, day, &path) {
-                return hit(answer);
+    let largest = state.cache.largest();
+    // Taken by whichever computation runs: this request's, if it leads.
+    let mut request = Some(req);
+    let compute = async {
+        let Some(req) = request.take() else {
+            return Err(ApiError::Internal("request computed twice".into()).into_response());
+        };
+        metrics::counter!("read_cache_misses_total").increment(1);
+        keepable(next.clone().run(req).await, largest).await
+    };
+    match state.cache.shared(key, compute).await {
+        Shared::Kept { answer, led: true } => respond(answer),
+        Shared::Kept { answer, led: false } => hit(answer),
+        Shared::NotKept(Some(response)) => response,
+        // Waited for a request whose answer was not kept: compute it here.
+        Shared::NotKept(None) => match request {
+            Some(req) => {
+                metrics::counter!("read_cache_misses_total").increment(1);
+                next.run(req).await
             }
-            // The leader's answer was not kept (an error, too big, or it
-            // gave up): compute it here.
-            None
-        }
-    };
-    metrics::counter!("read_cache_misses_total").increment(1);
-    let response = next.run(req).await;
-    let fits = response
-        .body()
-        .size_hint()
-        .exact()
-        .and_then(|n| usize::try_from(n).ok())
-        .is_some_and(|n| n <= state.cache.largest());
-    if response.status() != StatusCode::OK || !fits {
-        return response;
+            None => ApiError::Internal("request lost by the read cache".into()).into_response(),
+        },
     }
-    let (parts, body) = response.into_parts();
-    let body = match axum::body::to_bytes(body, state.cache.largest()).await {
-        Ok(body) => body,
-        Err(err) => {
-            return ApiError::Internal(format!("reading a response: {err}")).into_response();
-        }
-    };
-    let answer = Answer {
-        headers: parts.headers.clone(),
-        body: body.clone(),
-    };
-    state.cache.put(&principal, day, path, answer);
-    Response::from_parts(parts, Body::from(body))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
     use uuid::Uuid;
 
-    fn principal(version: i64) -> Principal {
-        Principal {
-            user_id: UserId(Uuid::from_u128(1)),
-            key_id: ApiKeyId(Uuid::from_u128(2)),
-            scopes: vec![Scope::Read],
-            view_version: version,
+    fn key(version: i64, day: i8, path: &str) -> AnswerKey {
+        AnswerKey {
+            key: ApiKeyId(Uuid::from_u128(2)),
+            version,
+            day: jiff::civil::date(2026, 11, day),
+            path: path.into(),
         }
     }
 
-    fn answer(text: &'static str) -> Answer {
+    fn answer(text: &str) -> Answer {
         let mut headers = HeaderMap::new();
         headers.insert("content-type", HeaderValue::from_static("application/json"));
         Answer {
             headers,
-            body: Bytes::from_static(text.as_bytes()),
+            body: Bytes::from(text.to_owned()),
         }
     }
 
-    fn day(d: i8) -> Date {
-        jiff::civil::date(2026, 11, d)
+    async fn put(cache: &ReadCache, key: AnswerKey, text: &str) {
+        let kept = cache.shared::<(), _>(key, async { Ok(answer(text)) }).await;
+        assert!(matches!(kept, Shared::Kept { led: true, .. }));
     }
 
-    fn body(a: Option<Answer>) -> Option<Bytes> {
-        a.map(|a| a.body)
-    }
-
-    #[test]
-    fn an_answer_is_served_only_at_its_version_and_day() {
-        let cache = ReadCache::new(1 << 20);
-        cache.put(&principal(3), day(1), "/v1/a".into(), answer("one"));
-        assert_eq!(
-            body(cache.get(&principal(3), day(1), "/v1/a")),
-            Some("one".into())
-        );
-        assert!(cache.get(&principal(4), day(1), "/v1/a").is_none());
-        assert!(cache.get(&principal(3), day(2), "/v1/a").is_none());
-        assert!(cache.get(&principal(3), day(1), "/v1/b").is_none());
-        let other_key = Principal {
-            key_id: ApiKeyId(Uuid::from_u128(9)),
-            ..principal(3)
-        };
-        assert!(cache.get(&other_key, day(1), "/v1/a").is_none());
-    }
-
-    #[test]
-    fn a_newer_version_retires_the_old_answers_and_a_late_old_one_is_dropped() {
-        let cache = ReadCache::new(1 << 20);
-        cache.put(&principal(3), day(1), "/v1/a".into(), answer("old"));
-        cache.put(&principal(4), day(1), "/v1/b".into(), answer("new"));
-        assert!(cache.get(&principal(3), day(1), "/v1/a").is_none());
-        // A request that authenticated before the write finishes late.
-        cache.put(&principal(3), day(1), "/v1/a".into(), answer("late"));
-        assert!(cache.get(&principal(3), day(1), "/v1/a").is_none());
-        assert_eq!(
-            body(cache.get(&principal(4), day(1), "/v1/b")),
-            Some("new".into())
-        );
-        let entries = cache.entries.lock().unwrap();
-        assert_eq!(entries.bytes, answer("new").size("/v1/b"));
-    }
-
-    #[test]
-    fn the_byte_limit_holds() {
-        let size = answer("0123456789").size("/v1/x00");
-        let cache = ReadCache::new(size * 8);
-        for i in 0..20 {
-            cache.put(
-                &principal(1),
-                day(1),
-                format!("/v1/x{i:02}"),
-                answer("0123456789"),
-            );
-            let entries = cache.entries.lock().unwrap();
-            assert!(
-                entries.bytes <= size * 8,
-                "{} bytes after {i}",
-                entries.bytes
-            );
-        }
-        assert!(cache.get(&principal(1), day(1), "/v1/x19").is_some());
-        // Too big for one entry: not kept at all.
-        let big = ReadCache::new(size * 2);
-        big.put(
-            &principal(1),
-            day(1),
-            "/v1/x00".into(),
-            answer("0123456789"),
-        );
-        assert!(big.get(&principal(1), day(1), "/v1/x00").is_none());
-    }
-
-    fn flight(version: i64) -> Flight {
-        let p = principal(version);
-        Flight(p.user_id, p.key_id, "/v1/a".into(), version, day(1))
+    async fn body(cache: &ReadCache, key: &AnswerKey) -> Option<Bytes> {
+        cache.get(key).await.map(|a| a.body)
     }
 
     #[tokio::test]
-    async fn concurrent_misses_wait_for_the_first_one() {
-        let cache = Arc::new(ReadCache::new(1 << 20));
-        let Turn::Lead(leader) = cache.turn(flight(1)).await else {
-            panic!("the first request leads");
+    async fn an_answer_is_served_only_at_its_key_version_day_and_path() {
+        let cache = ReadCache::new(1 << 20);
+        put(&cache, key(3, 1, "/v1/a"), "one").await;
+        assert_eq!(body(&cache, &key(3, 1, "/v1/a")).await, Some("one".into()));
+        assert!(body(&cache, &key(4, 1, "/v1/a")).await.is_none());
+        assert!(body(&cache, &key(3, 2, "/v1/a")).await.is_none());
+        assert!(body(&cache, &key(3, 1, "/v1/b")).await.is_none());
+        let other_key = AnswerKey {
+            key: ApiKeyId(Uuid::from_u128(9)),
+            ..key(3, 1, "/v1/a")
         };
-        // Another version is another computation: it leads too.
-        assert!(matches!(cache.turn(flight(2)).await, Turn::Lead(_)));
-        let waiter = {
-            let cache = cache.clone();
-            tokio::spawn(async move {
-                let started = std::time::Instant::now();
-                let waited = matches!(cache.turn(flight(1)).await, Turn::Waited);
-                (waited, started.elapsed())
-            })
-        };
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(
-            !waiter.is_finished(),
-            "the second request waits for the leader"
-        );
-        cache.put(&principal(1), day(1), "/v1/a".into(), answer("one"));
-        drop(leader);
-        let (waited, took) = waiter.await.expect("waiter");
-        assert!(waited);
-        assert!(
-            took < FLIGHT_WAIT,
-            "woken by the leader, not by the timeout"
-        );
-        assert!(cache.get(&principal(1), day(1), "/v1/a").is_some());
-        // Done: the next miss leads again.
-        assert!(matches!(cache.turn(flight(1)).await, Turn::Lead(_)));
+        assert!(body(&cache, &other_key).await.is_none());
     }
 
-    #[test]
-    fn a_zero_limit_keeps_nothing() {
+    #[tokio::test]
+    async fn the_byte_limit_holds_and_the_newest_answers_stay() {
+        let text = "0123456789".repeat(100);
+        let size = answer(&text).size("/v1/x000");
+        let limit = size * 20;
+        let cache = ReadCache::new(limit);
+        for i in 0..500 {
+            put(&cache, key(1, 1, &format!("/v1/x{i:03}")), &text).await;
+        }
+        let answers = cache.answers.as_ref().unwrap();
+        answers.run_pending_tasks().await;
+        assert!(
+            answers.weighted_size() <= limit as u64,
+            "{}",
+            answers.weighted_size()
+        );
+        assert!(body(&cache, &key(1, 1, "/v1/x499")).await.is_some());
+        assert!(body(&cache, &key(1, 1, "/v1/x000")).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn an_answer_not_kept_goes_back_to_its_request_only() {
+        let cache = ReadCache::new(1 << 20);
+        let shared = cache
+            .shared(key(1, 1, "/v1/a"), async { Err::<Answer, _>("mine") })
+            .await;
+        assert!(matches!(shared, Shared::NotKept(Some("mine"))));
+        assert!(body(&cache, &key(1, 1, "/v1/a")).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn concurrent_misses_compute_once() {
+        let cache = Arc::new(ReadCache::new(1 << 20));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let (cache, runs) = (cache.clone(), runs.clone());
+                tokio::spawn(async move {
+                    let compute = async {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        Ok::<_, ()>(answer("one"))
+                    };
+                    match cache.shared(key(1, 1, "/v1/a"), compute).await {
+                        Shared::Kept { answer, led } => (answer.body, led),
+                        Shared::NotKept(_) => panic!("kept"),
+                    }
+                })
+            })
+            .collect();
+        let mut leaders = 0;
+        for task in tasks {
+            let (body, led) = task.await.unwrap();
+            assert_eq!(body, Bytes::from("one"));
+            leaders += usize::from(led);
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(leaders, 1);
+    }
+
+    #[tokio::test]
+    async fn a_zero_limit_keeps_nothing() {
         let cache = ReadCache::new(0);
-        cache.put(&principal(1), day(1), "/v1/a".into(), answer("x"));
-        assert!(cache.get(&principal(1), day(1), "/v1/a").is_none());
+        let shared = cache
+            .shared::<(), _>(key(1, 1, "/v1/a"), async { Ok(answer("x")) })
+            .await;
+        assert!(matches!(shared, Shared::Kept { led: true, .. }));
+        assert!(body(&cache, &key(1, 1, "/v1/a")).await.is_none());
     }
 }
