@@ -6,9 +6,29 @@ use rust_decimal::Decimal;
 use std::fmt;
 use std::str::FromStr;
 
-/// The largest absolute amount accepted on input. Keeps any sum of a user's
-/// rows far inside i64 cents.
+/// The largest absolute amount accepted on input, for one row.
 pub const MAX_ABS_CENTS: i64 = 9_999_999_999_999; // 99,999,999,999.99
+
+/// The largest absolute value of every running total the database keeps:
+/// an account's balance, an account's rows of one type summed per day and
+/// per month (migration 0008 checks it, under the constraint names in
+/// [`TOTAL_CONSTRAINTS`]). A total one row past it is still ~9,000 times
+/// inside i64, so no trigger ever overflows, and the few dozen of them a
+/// bill or a month sums stay far inside too.
+pub const MAX_TOTAL_CENTS: i64 = 1_000_000_000_000_000; // 10,000,000,000,000.00
+
+/// The database constraints that hold running totals to [`MAX_TOTAL_CENTS`],
+/// the same names on SQLite and PostgreSQL.
+pub const TOTAL_CONSTRAINTS: [&str; 3] = [
+    "account_balances_posted_cents_range",
+    "day_totals_cents_range",
+    "month_totals_cents_range",
+];
+
+/// The message of a write refused because it would take a total past
+/// [`MAX_TOTAL_CENTS`].
+pub const TOTAL_OUT_OF_RANGE: &str = "would take a balance, day or month total of the account \
+     past 10000000000000.00 in absolute value; nothing was changed";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Money(i64);

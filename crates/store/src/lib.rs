@@ -63,7 +63,7 @@ pub enum StoreError {
     #[error("corrupt row: {0}")]
     Corrupt(String),
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     #[error("migration error: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
@@ -72,6 +72,40 @@ impl From<DomainError> for StoreError {
     fn from(err: DomainError) -> Self {
         StoreError::Invalid(err)
     }
+}
+
+impl From<sqlx::Error> for StoreError {
+    /// A write refused by a running total's range constraint (migration
+    /// 0008) is the client's: its rows would take a balance, day or month
+    /// total past [`MAX_TOTAL_CENTS`](cofre_domain::money::MAX_TOTAL_CENTS).
+    /// It names `amount`, the field that moves totals.
+    fn from(err: sqlx::Error) -> Self {
+        if total_out_of_range(&err) {
+            return StoreError::Invalid(DomainError::field(
+                "amount",
+                cofre_domain::money::TOTAL_OUT_OF_RANGE,
+            ));
+        }
+        StoreError::Database(err)
+    }
+}
+
+/// Whether `err` is the violation of a running total's range constraint.
+/// PostgreSQL names the constraint; SQLite only says so in the message
+/// ("CHECK constraint failed: <name>").
+fn total_out_of_range(err: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(db) = err else {
+        return false;
+    };
+    if !matches!(db.kind(), sqlx::error::ErrorKind::CheckViolation) {
+        return false;
+    }
+    let named = db.constraint().map(str::to_owned).or_else(|| {
+        db.message()
+            .strip_prefix("CHECK constraint failed: ")
+            .map(|name| name.trim().to_owned())
+    });
+    named.is_some_and(|name| cofre_domain::money::TOTAL_CONSTRAINTS.contains(&name.as_str()))
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;

@@ -12,6 +12,7 @@ mod categories;
 mod concurrency;
 mod deadline;
 mod demo;
+mod limits;
 mod listing;
 mod open_finance;
 mod operations;
