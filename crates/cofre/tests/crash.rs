@@ -1,0 +1,538 @@
+//! Crash safety of the real server: concurrent writers with client ids
+//! against `cofre serve`, killed with SIGKILL at a random moment several
+//! times and restarted on the same database. Every write acknowledged
+//! with 2xx must be there with its exact values, a retry of a request that
+//! was in flight must answer 200 or 201 (never 409 or 500) and leave one
+//! row, every transfer has both legs or none, and balances equal their
+//! rows. On SQLite and on PostgreSQL. Also: SIGTERM with a request stuck
+//! in flight ends the process within `COFRE_SHUTDOWN_GRACE`.
+
+use serde_json::{Value, json};
+use sqlx::Connection;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Today, pinned, so that every row dated before it is POSTED.
+const NOW: &str = "2026-11-22T15:00:00Z";
+const ROUNDS: usize = 4;
+const WRITERS: usize = 4;
+
+/// Where a server keeps its data, and how it is dropped afterwards.
+enum Database {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    Postgres { admin_url: String, name: String },
+}
+
+impl Database {
+    async fn sqlite() -> (Database, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("crash.db").display());
+        (Database::Sqlite(dir), url)
+    }
+
+    /// A fresh database on the server `COFRE_TEST_POSTGRES_URL` names;
+    /// none (skipped, with a notice) without it, except under `CI=true`.
+    async fn postgres() -> Option<(Database, String)> {
+        let admin_url = match std::env::var("COFRE_TEST_POSTGRES_URL") {
+            Ok(url) if !url.is_empty() => url,
+            _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                panic!(
+                    "CI=true but COFRE_TEST_POSTGRES_URL is not set: the PostgreSQL crash test must run"
+                )
+            }
+            _ => {
+                eprintln!(
+                    "SKIPPED (PostgreSQL): set COFRE_TEST_POSTGRES_URL to run the crash test on PostgreSQL"
+                );
+                return None;
+            }
+        };
+        let name = format!("cofre_crash_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = sqlx::PgConnection::connect(&admin_url)
+            .await
+            .expect("connect to COFRE_TEST_POSTGRES_URL");
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut admin)
+            .await
+            .expect("create database");
+        let (base, query) = match admin_url.split_once('?') {
+            Some((base, query)) => (base, format!("?{query}")),
+            None => (admin_url.as_str(), String::new()),
+        };
+        let base = base.rsplit_once('/').map_or(base, |(server, _)| server);
+        let url = format!("{base}/{name}{query}");
+        Some((Database::Postgres { admin_url, name }, url))
+    }
+
+    async fn drop_it(self) {
+        if let Database::Postgres { admin_url, name } = self {
+            let mut admin = sqlx::PgConnection::connect(&admin_url)
+                .await
+                .expect("admin");
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+            )))
+            .execute(&mut admin)
+            .await
+            .expect("drop database");
+        }
+    }
+}
+
+/// A running `cofre serve`.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    /// Starts the binary on `url` and waits until it is ready; on the first
+    /// start also returns the API key it prints once.
+    async fn start(
+        url: &str,
+        receipts: &std::path::Path,
+        extra: &[(&str, &str)],
+    ) -> (Server, Option<String>) {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let base = format!("http://127.0.0.1:{port}");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cofre"));
+        command
+            .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+            .env("COFRE_DATABASE_URL", url)
+            .env("COFRE_NOW", NOW)
+            .env("COFRE_RECEIPTS_DIR", receipts)
+            .env("COFRE_RATE_LIMIT_PER_MINUTE", "0")
+            .env("COFRE_RATE_LIMIT_PER_DAY", "0")
+            .env("COFRE_LOG", "error")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        let mut child = command.spawn().expect("start cofre serve");
+        // The banner (first start only) comes before the server listens;
+        // a thread reads the rest so the pipe never fills.
+        let stdout = child.stdout.take().expect("stdout");
+        let (found, key) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let token = line.trim();
+                if !sent && token.starts_with("cofre_") {
+                    let _ = found.send(token.to_owned());
+                    sent = true;
+                }
+            }
+        });
+        let server = Server { child, base };
+        let client = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ready = client
+                .get(format!("{}/readyz", server.base))
+                .timeout(Duration::from_secs(2))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success());
+            if ready {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "cofre serve did not become ready"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        (server, key.try_recv().ok())
+    }
+
+    fn kill(mut self) {
+        // SIGKILL: no shutdown code runs, as in a power cut of the process.
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reap");
+    }
+}
+
+/// A client with the user's key.
+#[derive(Clone)]
+struct Api {
+    http: reqwest::Client,
+    base: String,
+    key: String,
+}
+
+impl Api {
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> reqwest::Result<(u16, Value)> {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.key)
+            .timeout(Duration::from_secs(10));
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        let text = response.text().await?;
+        Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+    }
+
+    async fn ok(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Value {
+        let (status, body) = self.send(method, path, body).await.expect("request");
+        assert!((200..300).contains(&status), "{path}: {status} {body}");
+        body
+    }
+}
+
+/// What the writers saw: acknowledged creations and ones in flight at
+/// the kill (no answer), by client id; acknowledged transfers.
+#[derive(Default)]
+struct Ledger {
+    acked: HashMap<String, Value>,
+    in_flight: HashMap<String, Value>,
+    transfers: Vec<(String, String)>,
+}
+
+/// A pseudo-random number from a fresh UUID (no extra dependency).
+fn random(below: u64) -> u64 {
+    (uuid::Uuid::new_v4().as_u128() % u128::from(below)) as u64
+}
+
+/// Writes until the server stops answering: creations with client ids on
+/// `bank`, and every fourth request a transfer between the two accounts.
+async fn writer(api: Api, bank: String, savings: String, ledger: Arc<Mutex<Ledger>>) {
+    for n in 0.. {
+        if n % 4 == 3 {
+            let body = json!({"from_account_id": bank, "to_account_id": savings,
+                "amount": 1 + random(500), "description": "Reserva", "date": "2026-11-21"});
+            match api
+                .send(reqwest::Method::POST, "/v1/transfers", Some(&body))
+                .await
+            {
+                Ok((201, answer)) => {
+                    let legs = (
+                        answer["transfer_sent_transaction_id"]
+                            .as_str()
+                            .unwrap()
+                            .to_owned(),
+                        answer["transfer_received_transaction_id"]
+                            .as_str()
+                            .unwrap()
+                            .to_owned(),
+                    );
+                    ledger.lock().unwrap().transfers.push(legs);
+                }
+                Ok((status, answer)) => panic!("transfer: {status} {answer}"),
+                Err(_) => return,
+            }
+            continue;
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let cents = 1 + random(100_000);
+        let body = json!({"id": id, "account_id": bank,
+            "type": if n % 3 == 0 { "CREDIT" } else { "DEBIT" },
+            "amount": format!("{}.{:02}", cents / 100, cents % 100).parse::<f64>().unwrap(),
+            "description": format!("Compra {n}"),
+            "date": format!("2026-11-{:02}", 1 + random(21))});
+        ledger
+            .lock()
+            .unwrap()
+            .in_flight
+            .insert(id.clone(), body.clone());
+        match api
+            .send(reqwest::Method::POST, "/v1/transactions", Some(&body))
+            .await
+        {
+            Ok((201, _)) => {
+                let mut ledger = ledger.lock().unwrap();
+                ledger.in_flight.remove(&id);
+                ledger.acked.insert(id, body);
+            }
+            Ok((status, answer)) => panic!("create: {status} {answer}"),
+            // No answer: in flight when the process died.
+            Err(_) => return,
+        }
+    }
+}
+
+fn same_row(stored: &Value, sent: &Value) {
+    for field in ["account_id", "type", "amount", "description", "date"] {
+        assert_eq!(stored[field], sent[field], "{field} of {stored}");
+    }
+}
+
+/// All stored rows of the user in November 2026, hidden ones included.
+async fn all_rows(api: &Api) -> Vec<Value> {
+    let mut rows = Vec::new();
+    for hidden in ["false", "true"] {
+        let mut cursor = String::new();
+        for _ in 0..10_000 {
+            let page = api
+                .ok(
+                    reqwest::Method::GET,
+                    &format!("/v1/transactions?view=ledger&hidden={hidden}&from=2026-11-01&to=2026-11-30&limit=100{cursor}"),
+                    None,
+                )
+                .await;
+            rows.extend(page["data"].as_array().unwrap().iter().cloned());
+            match page["next_cursor"].as_str() {
+                Some(next) => cursor = format!("&cursor={next}"),
+                None => break,
+            }
+        }
+    }
+    rows
+}
+
+fn cents(value: &Value) -> i64 {
+    (value.as_f64().expect("amount") * 100.0).round() as i64
+}
+
+async fn survives_sigkill(database: Database, url: String) {
+    let receipts = tempfile::tempdir().expect("receipts");
+    let (server, key) = Server::start(&url, receipts.path(), &[]).await;
+    let api = Api {
+        http: reqwest::Client::new(),
+        base: server.base.clone(),
+        key: key.expect("the first start prints a key"),
+    };
+    let bank = api
+        .ok(
+            reqwest::Method::POST,
+            "/v1/accounts",
+            Some(&json!({"type": "BANK", "title": "Conta", "initial_balance": 100000})),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let savings = api
+        .ok(
+            reqwest::Method::POST,
+            "/v1/accounts",
+            Some(&json!({"type": "BANK", "title": "Poupança"})),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let mut server = Some(server);
+    let mut api = api;
+    let started = Instant::now();
+    for round in 0..ROUNDS {
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|_| {
+                tokio::spawn(writer(
+                    api.clone(),
+                    bank.clone(),
+                    savings.clone(),
+                    ledger.clone(),
+                ))
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(150 + random(600))).await;
+        server.take().unwrap().kill();
+        for w in writers {
+            w.await.expect("writer");
+        }
+        let (restarted, _) = Server::start(&url, receipts.path(), &[]).await;
+        api.base = restarted.base.clone();
+        server = Some(restarted);
+
+        // Every acknowledged write is there, exactly as sent.
+        let acked: Vec<(String, Value)> = ledger
+            .lock()
+            .unwrap()
+            .acked
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (id, sent) in &acked {
+            let stored = api
+                .ok(
+                    reqwest::Method::GET,
+                    &format!("/v1/transactions/{id}"),
+                    None,
+                )
+                .await;
+            same_row(&stored["transaction"], sent);
+        }
+        // A retry of what was in flight is a creation or a replay.
+        let in_flight: Vec<(String, Value)> = ledger.lock().unwrap().in_flight.drain().collect();
+        for (id, sent) in in_flight {
+            let (status, answer) = api
+                .send(reqwest::Method::POST, "/v1/transactions", Some(&sent))
+                .await
+                .expect("retry");
+            assert!(
+                status == 200 || status == 201,
+                "round {round}: retry of {id}: {status} {answer}"
+            );
+            same_row(&answer["transaction"], &sent);
+            ledger.lock().unwrap().acked.insert(id, sent);
+        }
+        eprintln!("round {round}: {} rows acknowledged so far", acked.len());
+    }
+
+    // Each row once; each transfer both legs or none; balances = rows.
+    let rows = all_rows(&api).await;
+    let mut seen = HashMap::new();
+    for row in &rows {
+        *seen
+            .entry(row["id"].as_str().unwrap().to_owned())
+            .or_insert(0) += 1;
+    }
+    assert!(seen.values().all(|n| *n == 1), "a row listed twice");
+    let ledger = ledger.lock().unwrap();
+    for id in ledger.acked.keys() {
+        assert_eq!(seen.get(id), Some(&1), "acknowledged {id} missing");
+    }
+    for (sent, received) in &ledger.transfers {
+        assert!(
+            seen.contains_key(sent) && seen.contains_key(received),
+            "transfer legs"
+        );
+    }
+    let mut groups: HashMap<String, usize> = HashMap::new();
+    for row in rows.iter().filter(|r| r["transfer_group_id"].is_string()) {
+        *groups
+            .entry(row["transfer_group_id"].as_str().unwrap().to_owned())
+            .or_insert(0) += 1;
+    }
+    assert!(
+        groups.values().all(|n| *n == 2),
+        "a transfer with one leg: {groups:?}"
+    );
+    let accounts = api.ok(reqwest::Method::GET, "/v1/accounts", None).await;
+    for account in accounts["data"].as_array().unwrap() {
+        let id = account["id"].as_str().unwrap();
+        let sum: i64 = rows
+            .iter()
+            .filter(|r| r["account_id"] == id && r["status"] == "POSTED")
+            .map(|r| {
+                if r["type"] == "CREDIT" {
+                    cents(&r["amount"])
+                } else {
+                    -cents(&r["amount"])
+                }
+            })
+            .sum();
+        assert_eq!(cents(&account["balance"]), sum, "balance of {id}");
+    }
+    eprintln!(
+        "{ROUNDS} kills, {} acknowledged rows, {} transfers, in {:?}",
+        ledger.acked.len(),
+        ledger.transfers.len(),
+        started.elapsed()
+    );
+    drop(ledger);
+    server.take().unwrap().kill();
+    database.drop_it().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_loses_no_acknowledged_write_when_killed() {
+    let (database, url) = Database::sqlite().await;
+    survives_sigkill(database, url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_loses_no_acknowledged_write_when_killed() {
+    if let Some((database, url)) = Database::postgres().await {
+        survives_sigkill(database, url).await;
+    }
+}
+
+/// SIGTERM with a request stuck in flight (a write waiting on a lock this
+/// test holds) ends the process once the grace is over, not when the
+/// request would end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_waits_no_longer_than_the_grace() {
+    let (database, url) = Database::sqlite().await;
+    let receipts = tempfile::tempdir().expect("receipts");
+    let settings = [
+        ("COFRE_SHUTDOWN_GRACE", "1"),
+        ("COFRE_REQUEST_TIMEOUT", "60"),
+    ];
+    let (mut server, key) = Server::start(&url, receipts.path(), &settings).await;
+    let api = Api {
+        http: reqwest::Client::new(),
+        base: server.base.clone(),
+        key: key.expect("key"),
+    };
+    let bank = api
+        .ok(
+            reqwest::Method::POST,
+            "/v1/accounts",
+            Some(&json!({"type": "BANK", "title": "Conta"})),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut lock = sqlx::SqliteConnection::connect(&url)
+        .await
+        .expect("second connection");
+    sqlx::raw_sql("BEGIN IMMEDIATE")
+        .execute(&mut lock)
+        .await
+        .expect("write lock");
+    let stuck = {
+        let api = api.clone();
+        tokio::spawn(async move {
+            let body =
+                json!({"account_id": bank, "type": "DEBIT", "amount": 1, "description": "x"});
+            api.send(reqwest::Method::POST, "/v1/transactions", Some(&body))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pid = server.child.id().to_string();
+    let signalled = Instant::now();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    let exited = loop {
+        if let Some(status) = server.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(6),
+            "still running {:?} after SIGTERM with a 1 s grace",
+            signalled.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(exited.success(), "{exited}");
+    assert!(
+        signalled.elapsed() >= Duration::from_millis(900),
+        "the grace was not given"
+    );
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut lock)
+        .await
+        .expect("release");
+    assert!(
+        stuck.await.expect("request task").is_err(),
+        "the stuck request got no answer"
+    );
+    database.drop_it().await;
+}
