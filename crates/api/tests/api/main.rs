@@ -5,6 +5,7 @@ mod support;
 
 mod accounts;
 mod auth;
+mod authz;
 mod bounds;
 mod bulk;
 mod cards;

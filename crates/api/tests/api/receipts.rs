@@ -13,7 +13,7 @@ use crate::on_both_backends;
 use crate::support::{Backend, TestApp};
 
 const ZERO_ID: &str = "00000000-0000-4000-8000-000000000000";
-const BOUNDARY: &str = "cofre-test-boundary-7MA4YWxkTrZu0gW";
+pub(crate) const BOUNDARY: &str = "cofre-test-boundary-7MA4YWxkTrZu0gW";
 const PUBLIC_URL: &str = "http://127.0.0.1:8080";
 /// The documented limit: 10 MB.
 const MAX_BYTES: usize = 10 * 1024 * 1024;
@@ -27,7 +27,7 @@ const TYPES: [(&str, &str); 5] = [
     ("receipt.webp", "image/webp"),
 ];
 
-fn fixture(name: &str) -> Vec<u8> {
+pub(crate) fn fixture(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/receipts")
         .join(name);
@@ -39,7 +39,7 @@ fn receipt_path(id: &str) -> String {
 }
 
 /// One part of a multipart form: field name, file name, declared type, bytes.
-struct Part<'a> {
+pub(crate) struct Part<'a> {
     field: &'a str,
     file_name: &'a str,
     content_type: &'a str,
@@ -60,12 +60,12 @@ fn part<'a>(
     }
 }
 
-fn file_part<'a>(file_name: &'a str, bytes: &'a [u8]) -> Part<'a> {
+pub(crate) fn file_part<'a>(file_name: &'a str, bytes: &'a [u8]) -> Part<'a> {
     part("file", file_name, "application/octet-stream", bytes)
 }
 
 /// A multipart/form-data body written by hand.
-fn form(parts: &[Part]) -> Vec<u8> {
+pub(crate) fn form(parts: &[Part]) -> Vec<u8> {
     let mut body = Vec::new();
     for part in parts {
         body.extend_from_slice(
@@ -84,7 +84,12 @@ fn form(parts: &[Part]) -> Vec<u8> {
 }
 
 /// A PUT with an optional key and content type.
-fn put(path: &str, key: Option<&str>, content_type: Option<&str>, body: Vec<u8>) -> Request<Body> {
+pub(crate) fn put(
+    path: &str,
+    key: Option<&str>,
+    content_type: Option<&str>,
+    body: Vec<u8>,
+) -> Request<Body> {
     let mut builder = Request::builder().method(Method::PUT).uri(path);
     if let Some(key) = key {
         builder = builder.header("authorization", format!("Bearer {key}"));
