@@ -13,6 +13,7 @@ mod categories;
 mod concurrency;
 mod deadline;
 mod demo;
+mod hostile;
 mod limits;
 mod listing;
 mod open_finance;
