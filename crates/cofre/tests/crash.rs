@@ -397,7 +397,7 @@ async fn survives_sigkill(database: Database, url: String) {
             .or_insert(0) += 1;
     }
     assert!(seen.values().all(|n| *n == 1), "a row listed twice");
-    let ledger = ledger.lock().unwrap();
+    let ledger = std::mem::take(&mut *ledger.lock().unwrap());
     for id in ledger.acked.keys() {
         assert_eq!(seen.get(id), Some(&1), "acknowledged {id} missing");
     }
@@ -439,7 +439,6 @@ async fn survives_sigkill(database: Database, url: String) {
         ledger.transfers.len(),
         started.elapsed()
     );
-    drop(ledger);
     server.take().unwrap().kill();
     database.drop_it().await;
 }
