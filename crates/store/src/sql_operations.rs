@@ -353,25 +353,12 @@ impl SqlStore {
                     }
                     // The other legs of a transfer take its amount, date
                     // and status, as a PATCH of one leg does.
-                    let shared = transfer_rules::shared_leg_changes(&change.changes);
-                    if !shared.is_empty() {
-                        for partner in transfer_partners(&mut tx, user, row).await? {
-                            let state = tx_rules::apply_changes(&partner.state, &shared)
-                                .map_err(|e| bulk_rules::prefix_fields(e, "set."))?;
-                            let partner_id = partner.id.stored().ok_or_else(|| {
-                                StoreError::Corrupt("a projected transfer leg".into())
-                            })?;
-                            update_row_state(
-                                &mut tx,
-                                user,
-                                partner_id,
-                                &state,
-                                partner.original_description.as_deref(),
-                                now,
-                            )
-                            .await?;
-                        }
-                    }
+                    follow_leg_changes(&mut tx, user, row, &change.changes, now)
+                        .await
+                        .map_err(|err| match err {
+                            StoreError::Invalid(e) => StoreError::Invalid(bulk_rules::prefix_fields(e, "set.")),
+                            other => other,
+                        })?;
                     outcome.updated += 1;
                     outcome.skipped.extend(skipped);
                 }
@@ -380,19 +367,9 @@ impl SqlStore {
                         insert_tombstone(&mut tx, user, &handle, date, now).await?;
                     }
                     // A transfer leg goes with the other legs of its group.
-                    let partners = transfer_partners(&mut tx, user, row).await?;
-                    for leg in std::iter::once(row).chain(&partners) {
-                        let leg_id = leg.id.stored().ok_or_else(|| {
-                            StoreError::Corrupt("a projected transfer leg".into())
-                        })?;
-                        sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
-                            .bind(leg_id.to_string())
-                            .bind(user.to_string())
-                            .execute(&mut *tx)
-                            .await?;
-                        outcome.receipts.extend(leg.receipt_name.clone());
-                        gone.insert(leg_id);
-                    }
+                    let deleted = delete_with_legs(&mut tx, user, row).await?;
+                    outcome.receipts.extend(deleted.receipts);
+                    gone.extend(deleted.ids);
                     outcome.updated += 1;
                     outcome.deleted += 1;
                 }

@@ -70,6 +70,57 @@ async fn transfer_partners(
     fetch_entries(conn, query).await
 }
 
+fn stored_leg(leg: &Transaction) -> StoreResult<TransactionId> {
+    leg.id
+        .stored()
+        .ok_or_else(|| StoreError::Corrupt("a projected transfer leg".into()))
+}
+
+/// Gives the other legs of `row`'s transfer group the part of `changes`
+/// every leg shares (amount, date, status); returns their ids.
+async fn follow_leg_changes(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    row: &Transaction,
+    changes: &TransactionChanges,
+    now: Timestamp,
+) -> StoreResult<Vec<TransactionId>> {
+    let shared = transfer_rules::shared_leg_changes(changes);
+    let mut changed = Vec::new();
+    if shared.is_empty() {
+        return Ok(changed);
+    }
+    for partner in transfer_partners(&mut *conn, user, row).await? {
+        let state = tx_rules::apply_changes(&partner.state, &shared)?;
+        let partner_id = stored_leg(&partner)?;
+        let original = partner.original_description.as_deref();
+        update_row_state(&mut *conn, user, partner_id, &state, original, now).await?;
+        changed.push(partner_id);
+    }
+    Ok(changed)
+}
+
+/// Deletes `row` and the other legs of its transfer group.
+async fn delete_with_legs(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    row: &Transaction,
+) -> StoreResult<Deleted> {
+    let partners = transfer_partners(&mut *conn, user, row).await?;
+    let mut deleted = Deleted::default();
+    for leg in std::iter::once(row).chain(&partners) {
+        let leg_id = stored_leg(leg)?;
+        sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
+            .bind(leg_id.to_string())
+            .bind(user.to_string())
+            .execute(&mut *conn)
+            .await?;
+        deleted.ids.push(leg_id);
+        deleted.receipts.extend(leg.receipt_name.clone());
+    }
+    Ok(deleted)
+}
+
 /// Checks that a category is visible to the user and all tags are theirs.
 async fn check_references(
     conn: &mut <Db as sqlx::Database>::Connection,

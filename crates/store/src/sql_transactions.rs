@@ -132,7 +132,6 @@ impl SqlStore {
         let current = fetch_transaction(&mut tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
-        let partners = transfer_partners(&mut tx, user, &current).await?;
         if current.transfer_group_id.is_some()
             && changes.tx_type.is_some_and(|t| t != current.state.tx_type)
         {
@@ -162,26 +161,7 @@ impl SqlStore {
         )
         .await?;
         let mut changed = vec![id];
-        let shared = transfer_rules::shared_leg_changes(changes);
-        if !shared.is_empty() {
-            for partner in partners {
-                let state = tx_rules::apply_changes(&partner.state, &shared)?;
-                let partner_id = partner
-                    .id
-                    .stored()
-                    .ok_or_else(|| StoreError::Corrupt("a projected transfer leg".into()))?;
-                update_row_state(
-                    &mut tx,
-                    user,
-                    partner_id,
-                    &state,
-                    partner.original_description.as_deref(),
-                    now,
-                )
-                .await?;
-                changed.push(partner_id);
-            }
-        }
+        changed.extend(follow_leg_changes(&mut tx, user, &current, changes, now).await?);
         tx.commit().await?;
         Ok(changed)
     }
@@ -191,21 +171,7 @@ impl SqlStore {
         let row = fetch_transaction(&mut tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
-        let mut deleted = Deleted::default();
-        let partners = transfer_partners(&mut tx, user, &row).await?;
-        for leg in std::iter::once(&row).chain(&partners) {
-            let leg_id = leg
-                .id
-                .stored()
-                .ok_or_else(|| StoreError::Corrupt("a projected transfer leg".into()))?;
-            sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
-                .bind(leg_id.to_string())
-                .bind(user.to_string())
-                .execute(&mut *tx)
-                .await?;
-            deleted.ids.push(leg_id);
-            deleted.receipts.extend(leg.receipt_name.clone());
-        }
+        let deleted = delete_with_legs(&mut tx, user, &row).await?;
         tx.commit().await?;
         Ok(deleted)
     }

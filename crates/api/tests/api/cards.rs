@@ -25,15 +25,7 @@ struct Wallet {
 /// - installments 2 and 3 projected (January and February bills).
 async fn wallet(backend: Backend) -> Wallet {
     let app = TestApp::start(backend).await;
-    let bank = app
-        .account(json!({"type": "BANK", "title": "Conta", "initial_balance": 1000}))
-        .await;
-    let card = app
-        .account(
-            json!({"type": "CREDIT", "title": "Nubank", "credit_due_day": 10,
-            "credit_limit": 5000, "pay_bill_from_account_id": bank}),
-        )
-        .await;
+    let (bank, card) = app.bank_and_card().await;
     for (amount, date, description) in [
         (100, "2026-09-20", "Mercado"),
         (200, "2026-10-15", "Restaurante"),

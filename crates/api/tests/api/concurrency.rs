@@ -73,15 +73,7 @@ async fn balances_equal_their_rows(app: &TestApp) {
 /// is 2026-11-22, so both are closed and unpaid.
 async fn wallet(backend: Backend) -> (Arc<TestApp>, String, String) {
     let app = TestApp::start(backend).await;
-    let bank = app
-        .account(json!({"type": "BANK", "title": "Conta", "initial_balance": 1000}))
-        .await;
-    let card = app
-        .account(
-            json!({"type": "CREDIT", "title": "Nubank", "credit_due_day": 10,
-            "credit_limit": 5000, "pay_bill_from_account_id": bank}),
-        )
-        .await;
+    let (bank, card) = app.bank_and_card().await;
     for (amount, date) in [(100, "2026-09-20"), (200, "2026-10-15")] {
         app.tx(
             json!({"account_id": card, "type": "DEBIT", "amount": amount,

@@ -333,6 +333,22 @@ impl TestApp {
         panic!("pagination did not end");
     }
 
+    /// A bank account "Conta" with 1,000.00 and a card "Nubank" (due on the
+    /// 10th, so it closes on the 3rd; limit 5,000.00) paid from it: their
+    /// ids.
+    pub async fn bank_and_card(&self) -> (String, String) {
+        let bank = self
+            .account(serde_json::json!({"type": "BANK", "title": "Conta", "initial_balance": 1000}))
+            .await;
+        let card = self
+            .account(
+                serde_json::json!({"type": "CREDIT", "title": "Nubank", "credit_due_day": 10,
+                "credit_limit": 5000, "pay_bill_from_account_id": bank}),
+            )
+            .await;
+        (bank, card)
+    }
+
     /// An account's balance (the sum of its POSTED rows), as the API says.
     pub async fn balance(&self, account: &str) -> f64 {
         let response = self.get(&format!("/v1/accounts/{account}")).await;

@@ -117,15 +117,7 @@ async fn deleting_one_leg_deletes_the_transfer(backend: Backend) {
 
 async fn a_bill_payments_legs_move_together(backend: Backend) {
     let app = TestApp::start(backend).await;
-    let bank = app
-        .account(json!({"type": "BANK", "title": "Conta", "initial_balance": 1000}))
-        .await;
-    let card = app
-        .account(
-            json!({"type": "CREDIT", "title": "Nubank", "credit_due_day": 10,
-            "credit_limit": 5000, "pay_bill_from_account_id": bank}),
-        )
-        .await;
+    let (bank, card) = app.bank_and_card().await;
     app.tx(json!({"account_id": card, "type": "DEBIT", "amount": 300,
         "description": "Mercado", "date": "2026-10-15"}))
         .await;
