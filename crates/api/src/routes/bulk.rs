@@ -67,7 +67,10 @@ pub struct BulkBody {
 #[derive(Serialize, ToSchema)]
 pub struct SkippedRow {
     pub id: String,
-    /// `open_finance_locked`
+    /// `open_finance_locked` (a bank-connection row keeps the bank's
+    /// fields) or `transfer_leg_locked` (a transfer leg keeps its type and
+    /// account)
+    #[schema(example = "open_finance_locked")]
     pub reason: &'static str,
     /// Fields that could not be changed; empty when a deletion was refused.
     pub fields: Vec<&'static str>,
