@@ -29,6 +29,11 @@ pub enum ApiError {
     NothingToPay,
     /// The user's data kept changing while a write was deciding; retry.
     Busy,
+    /// The user has the most of something a user may have.
+    LimitReached {
+        what: &'static str,
+        limit: u64,
+    },
     RateLimited {
         retry_after: u64,
     },
@@ -124,6 +129,9 @@ impl ApiError {
                 "Expected count mismatch",
             ),
             ApiError::NothingToPay => (StatusCode::CONFLICT, "nothing_to_pay", "Nothing to pay"),
+            ApiError::LimitReached { .. } => {
+                (StatusCode::CONFLICT, "limit_reached", "Limit reached")
+            }
             ApiError::Busy => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "busy",
@@ -188,6 +196,9 @@ impl ApiError {
             ),
             ApiError::NothingToPay => {
                 "the bill has nothing left to pay (it is paid); nothing was registered".into()
+            }
+            ApiError::LimitReached { what, limit } => {
+                format!("a user may have at most {limit} {what}; delete some before adding more")
             }
             ApiError::Busy => {
                 "the data this request depends on kept changing under concurrent writes; \
@@ -293,6 +304,7 @@ impl From<StoreError> for ApiError {
                 ApiError::ExpectedCountMismatch { expected, matched }
             }
             StoreError::Stale => ApiError::Busy,
+            StoreError::LimitReached { what, limit } => ApiError::LimitReached { what, limit },
             other => ApiError::Internal(other.to_string()),
         }
     }

@@ -59,6 +59,9 @@ pub enum StoreError {
     /// depends on (see `Store::pay_bill`): decide again and retry.
     #[error("the user's data changed since it was read")]
     Stale,
+    /// The user already has the most of something a user may have.
+    #[error("at most {limit} {what} per user")]
+    LimitReached { what: &'static str, limit: u64 },
     /// Stored data that does not decode: a bug or manual tampering.
     #[error("corrupt row: {0}")]
     Corrupt(String),
@@ -109,6 +112,15 @@ fn total_out_of_range(err: &sqlx::Error) -> bool {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Most recurrence rules one user may have: the overview walks every card
+/// rule's occurrences (a daily one since 2000 is about 10,000), so this
+/// keeps one request computed afresh under a second of CPU.
+pub const MAX_RULES_PER_USER: u64 = 1_000;
+
+/// Most installment purchases one user may have (each up to 420
+/// installments, every one walked by the card books).
+pub const MAX_PLANS_PER_USER: u64 = 10_000;
 
 /// An account with its computed balance (sum of its POSTED rows).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -79,7 +79,68 @@ fn plan_from_row(row: &DbRow) -> StoreResult<InstallmentPlan> {
 }
 
 /// Inserts or replaces a rule.
+/// Refuses `adding` more series when the user would pass `limit` of
+/// `table`'s: every card rule and plan is walked by the overview and the
+/// card books, so their number bounds what one request costs. Run inside
+/// the write transaction, under the user's lock, so racing creations
+/// cannot pass it together; the series `except` names (an update) does
+/// not count.
+async fn check_series_cap(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    table: &'static str,
+    user: UserId,
+    except: &str,
+    adding: u64,
+    limit: u64,
+) -> StoreResult<()> {
+    let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT COUNT(*) FROM {table} WHERE user_id = $1 AND id <> $2"
+    )))
+    .bind(user.to_string())
+    .bind(except)
+    .fetch_one(&mut *conn)
+    .await?;
+    if u64::try_from(count).unwrap_or(0).saturating_add(adding) > limit {
+        return Err(StoreError::LimitReached {
+            what: if table == "recurrence_rules" {
+                "recurrence rules"
+            } else {
+                "installment purchases"
+            },
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// Checks that a batch of new rules and plans fits under the caps, once
+/// for the whole batch (imports store them with `insert_rule`/`insert_plan`).
+async fn check_batch_caps(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    rules: usize,
+    plans: usize,
+) -> StoreResult<()> {
+    let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+    check_series_cap(&mut *conn, "recurrence_rules", user, "", count(rules), crate::MAX_RULES_PER_USER)
+        .await?;
+    check_series_cap(&mut *conn, "installment_plans", user, "", count(plans), crate::MAX_PLANS_PER_USER)
+        .await
+}
+
+/// Stores (or updates) one rule within the cap.
 async fn put_rule(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    rule: &RecurrenceRule,
+    now: Timestamp,
+) -> StoreResult<()> {
+    let id = rule.id.to_string();
+    check_series_cap(&mut *conn, "recurrence_rules", rule.user_id, &id, 1, crate::MAX_RULES_PER_USER)
+        .await?;
+    insert_rule(conn, rule, now).await
+}
+
+async fn insert_rule(
     conn: &mut <Db as sqlx::Database>::Connection,
     rule: &RecurrenceRule,
     now: Timestamp,
@@ -120,7 +181,19 @@ async fn put_rule(
 }
 
 /// Inserts or replaces an installment plan.
+/// Stores (or updates) one installment purchase within the cap.
 async fn put_plan(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    plan: &InstallmentPlan,
+    now: Timestamp,
+) -> StoreResult<()> {
+    let id = plan.id.to_string();
+    check_series_cap(&mut *conn, "installment_plans", plan.user_id, &id, 1, crate::MAX_PLANS_PER_USER)
+        .await?;
+    insert_plan(conn, plan, now).await
+}
+
+async fn insert_plan(
     conn: &mut <Db as sqlx::Database>::Connection,
     plan: &InstallmentPlan,
     now: Timestamp,

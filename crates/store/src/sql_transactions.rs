@@ -89,13 +89,14 @@ impl SqlStore {
                 StoreError::from(DomainError::field("account_id", "no such account"))
             })
         };
+        check_batch_caps(&mut tx, user, batch.rules.len(), batch.plans.len()).await?;
         for rule in &batch.rules {
             owned(rule.account_id)?;
-            put_rule(&mut tx, rule, now).await?;
+            insert_rule(&mut tx, rule, now).await?;
         }
         for plan in &batch.plans {
             owned(plan.account_id)?;
-            put_plan(&mut tx, plan, now).await?;
+            insert_plan(&mut tx, plan, now).await?;
         }
         for row in &batch.rows {
             let account = owned(row.account_id)?;

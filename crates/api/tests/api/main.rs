@@ -8,6 +8,7 @@ mod auth;
 mod authz;
 mod bounds;
 mod bulk;
+mod caps;
 mod cards;
 mod categories;
 mod concurrency;

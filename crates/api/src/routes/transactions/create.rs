@@ -156,7 +156,7 @@ impl CreateTransaction {
         (status = 200, description = "Replay of an earlier creation, or an equivalent rule reused", body = CreationResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 403, body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`id_conflict`: the id was used for another request", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`id_conflict`: the id was used for another request; `limit_reached`: the user has the most recurrence rules (1,000) or installment purchases (10,000) a user may have", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 pub(super) async fn create_transaction(
     State(state): State<AppState>,

@@ -266,7 +266,7 @@ pub(super) async fn get_transaction(
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`nothing_to_pay`: the bill a `mocked-bill:` handle names is paid; `transfer_conflict`: the `type` of one transfer leg cannot change alone", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`nothing_to_pay`: the bill a `mocked-bill:` handle names is paid; `transfer_conflict`: the `type` of one transfer leg cannot change alone; `limit_reached`: splitting a rule (`scope=future`) would pass the 1,000 rules a user may have", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 pub(super) async fn update_transaction(
     State(state): State<AppState>,
