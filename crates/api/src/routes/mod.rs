@@ -4,6 +4,7 @@ mod accounts;
 mod bulk;
 mod cards;
 mod categories;
+mod front;
 mod me;
 mod operations;
 mod overview;
@@ -35,7 +36,9 @@ pub fn v1() -> OpenApiRouter<AppState> {
 
 /// The public routes: operations and receipt files.
 pub fn operations() -> OpenApiRouter<AppState> {
-    operations::router().merge(receipts::public())
+    operations::router()
+        .merge(front::router())
+        .merge(receipts::public())
 }
 
 /// Errors every authenticated route can answer.

@@ -137,7 +137,41 @@ async fn unknown_routes_methods_and_bodies_are_problems(backend: Backend) {
     }
 }
 
+async fn the_front_door_points_to_the_docs(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let page = app.call(Method::GET, "/", None, None).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    for link in [
+        "href=\"/docs\"",
+        "href=\"/v1/openapi.json\"",
+        "href=\"/healthz\"",
+        "href=\"/readyz\"",
+    ] {
+        assert!(page.text.contains(link), "{link} in {}", page.text);
+    }
+    assert!(page.text.contains(env!("CARGO_PKG_VERSION")));
+    let index = app.call(Method::GET, "/v1", None, None).await;
+    assert_eq!(
+        index.ok(200),
+        &json!({"name": "cofre", "version": env!("CARGO_PKG_VERSION"), "docs": "/docs",
+            "openapi": "/v1/openapi.json", "healthz": "/healthz", "readyz": "/readyz"})
+    );
+    // The links lead somewhere.
+    for path in ["/docs/", "/v1/openapi.json", "/healthz", "/readyz"] {
+        assert_eq!(
+            app.call(Method::GET, path, None, None).await.status,
+            200,
+            "{path}"
+        );
+    }
+}
+
 on_both_backends!(
+    the_front_door_points_to_the_docs,
     health_readiness_and_metrics,
     openapi_and_docs_are_public,
     request_ids_are_made_or_echoed,
