@@ -64,13 +64,10 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "COFRE_BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
-    /// Base URL clients use to reach this server.
-    #[arg(
-        long,
-        env = "COFRE_PUBLIC_URL",
-        default_value = "http://127.0.0.1:8080"
-    )]
-    pub public_url: String,
+    /// Base URL clients use to reach this server (receipt links, the
+    /// first-start banner); by default the address it listens on.
+    #[arg(long, env = "COFRE_PUBLIC_URL")]
+    pub public_url: Option<String>,
     /// Currency of new accounts and of totals.
     #[arg(long, env = "COFRE_BASE_CURRENCY", default_value = "BRL")]
     pub base_currency: String,

@@ -145,11 +145,21 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Serve(args) => {
             let cache_bytes = u64::from(args.store_cache_mb) << 20;
             let store = open_store_with(&cli.common, cache_bytes).await?;
+            let listener = tokio::net::TcpListener::bind(&args.bind)
+                .await
+                .map_err(|e| format!("cannot listen on {}: {e}", args.bind))?;
+            let public_url = match &args.public_url {
+                Some(url) => url.clone(),
+                None => listener
+                    .local_addr()
+                    .map(default_public_url)
+                    .map_err(|e| format!("cannot read the bound address: {e}"))?,
+            };
             if let Some((user, key)) = admin::bootstrap(store.as_ref(), clock.now())
                 .await
                 .map_err(|e| e.to_string())?
             {
-                print_first_key(&args.public_url, user.id, &key);
+                print_first_key(&public_url, user.id, &key);
             }
             cofre_api::receipts::prepare_dir(&args.receipts_dir).map_err(|e| {
                 format!(
@@ -162,7 +172,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 clock,
                 limiter: Arc::new(MemoryLimiter::new()),
                 config: Arc::new(ApiConfig {
-                    public_url: args.public_url.clone(),
+                    public_url,
                     base_currency: args.base_currency()?,
                     rate_limit_per_minute: args.rate_limit_per_minute,
                     rate_limit_per_day: args.rate_limit_per_day,
@@ -174,7 +184,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     request_timeout: Duration::from_secs(args.request_timeout),
                 }),
             };
-            serve(&args.bind, state, Duration::from_secs(args.shutdown_grace)).await
+            serve(listener, state, Duration::from_secs(args.shutdown_grace)).await
         }
         Command::Users(UsersCommand::Create { name }) => {
             let store = open_store(&cli.common).await?;
@@ -250,11 +260,26 @@ fn print_first_key(public_url: &str, user: UserId, key: &IssuedKey) {
     );
 }
 
-async fn serve(bind: &str, state: AppState, grace: Duration) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
-    tracing::info!(address = %bind, "cofre listening");
+/// The URL of a server listening on `address`: an unspecified address
+/// (all interfaces) is reached locally through loopback.
+fn default_public_url(address: std::net::SocketAddr) -> String {
+    let ip = match address.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    format!("http://{}", std::net::SocketAddr::new(ip, address.port()))
+}
+
+async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    grace: Duration,
+) -> Result<(), String> {
+    let address = listener
+        .local_addr()
+        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+    tracing::info!(address = %address, "cofre listening");
     let (stopping, mut stop) = tokio::sync::watch::channel(false);
     let server = axum::serve(listener, cofre_api::router(state))
         .with_graceful_shutdown(async move {
@@ -305,4 +330,18 @@ async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutdown signal received; finishing in-flight requests");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_public_url;
+
+    #[test]
+    fn the_public_url_follows_the_bound_address() {
+        let url = |a: &str| default_public_url(a.parse().unwrap());
+        assert_eq!(url("127.0.0.1:18700"), "http://127.0.0.1:18700");
+        assert_eq!(url("0.0.0.0:8080"), "http://127.0.0.1:8080");
+        assert_eq!(url("[::]:8080"), "http://[::1]:8080");
+        assert_eq!(url("192.168.0.10:80"), "http://192.168.0.10:80");
+    }
 }

@@ -121,12 +121,15 @@ impl Server {
         let stdout = child.stdout.take().expect("stdout");
         let (found, key) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let mut sent = false;
+            let mut token = None;
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let token = line.trim();
-                if !sent && token.starts_with("cofre_") {
-                    let _ = found.send(token.to_owned());
-                    sent = true;
+                let text = line.trim();
+                if text.starts_with("cofre_") {
+                    token = Some(text.to_owned());
+                } else if text.starts_with("Try:")
+                    && let Some(token) = token.take()
+                {
+                    let _ = found.send((token, text.to_owned()));
                 }
             }
         });
@@ -149,7 +152,16 @@ impl Server {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        (server, key.try_recv().ok())
+        let key = key.try_recv().ok().map(|(token, try_line)| {
+            // The banner's example names the address the server listens on.
+            assert!(
+                try_line.contains(&format!("{}/v1/me", server.base)),
+                "{try_line} does not name {}",
+                server.base
+            );
+            token
+        });
+        (server, key)
     }
 
     fn kill(mut self) {
