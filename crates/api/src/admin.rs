@@ -13,6 +13,8 @@ use crate::auth::new_secret;
 pub enum AdminError {
     #[error("no such user")]
     NoSuchUser,
+    #[error("no such key, or it is revoked")]
+    NoSuchKey,
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("the operating system gave no randomness: {0}")]
@@ -44,6 +46,35 @@ pub async fn issue_key(
     };
     match store.create_api_key(&key).await {
         Err(StoreError::NotFound) => return Err(AdminError::NoSuchUser),
+        other => other?,
+    }
+    let token = format_key(key.id, &secret);
+    Ok(IssuedKey { key, token })
+}
+
+/// Replaces a key by a new one with the same owner, scopes and label, and
+/// revokes the old one, at once. NoSuchKey when it does not exist or is
+/// already revoked.
+pub async fn rotate_key(
+    store: &dyn Store,
+    old: ApiKeyId,
+    now: Timestamp,
+) -> Result<IssuedKey, AdminError> {
+    let found = store
+        .find_api_key(old)
+        .await?
+        .filter(|found| found.key.revoked_at.is_none())
+        .ok_or(AdminError::NoSuchKey)?;
+    let secret = new_secret()?;
+    let key = ApiKey {
+        id: ApiKeyId::new(),
+        secret_hash: hash_secret(&secret),
+        created_at: now,
+        revoked_at: None,
+        ..found.key
+    };
+    match store.rotate_api_key(old, &key, now).await {
+        Err(StoreError::NotFound) => return Err(AdminError::NoSuchKey),
         other => other?,
     }
     let token = format_key(key.id, &secret);

@@ -73,6 +73,8 @@ enum UsersCommand {
         #[arg(long)]
         name: String,
     },
+    /// List every user (id, name, creation, unrevoked keys).
+    List,
 }
 
 #[derive(Subcommand)]
@@ -89,6 +91,9 @@ enum KeysCommand {
     },
     /// Revoke a key by its id (the part between `cofre_` and the next `_`).
     Revoke { key_id: String },
+    /// Replace a key by a new one (same user, scopes and label), revoking
+    /// the old one at once; prints the new key (shown once).
+    Rotate { key_id: String },
     /// List a user's keys (never their secrets).
     List {
         #[arg(long)]
@@ -210,6 +215,31 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .await
                 .map_err(|e| e.to_string())?;
             println!("{}", key.token);
+            Ok(())
+        }
+        Command::Users(UsersCommand::List) => {
+            let store = open_store(&cli.common).await?;
+            let users = store.list_users().await.map_err(|e| e.to_string())?;
+            println!("USER_ID\tCREATED\tACTIVE_KEYS\tNAME");
+            for user in users {
+                println!(
+                    "{}\t{}\t{}\t{}",
+                    user.id,
+                    format_timestamp(user.created_at),
+                    user.active_keys,
+                    user.name.unwrap_or_default()
+                );
+            }
+            Ok(())
+        }
+        Command::Keys(KeysCommand::Rotate { key_id }) => {
+            let store = open_store(&cli.common).await?;
+            let id = ApiKeyId::parse(&key_id).ok_or("KEY_ID must be a key id")?;
+            let key = admin::rotate_key(store.as_ref(), id, clock.now())
+                .await
+                .map_err(|e| format!("cannot rotate {key_id}: {e}"))?;
+            println!("{}", key.token);
+            eprintln!("revoked {}", id.0.simple());
             Ok(())
         }
         Command::Keys(KeysCommand::Revoke { key_id }) => {

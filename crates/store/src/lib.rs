@@ -231,6 +231,15 @@ pub struct WriteContext {
     pub today: Date,
 }
 
+/// A user as operators list them.
+#[derive(Clone, Debug)]
+pub struct UserSummary {
+    pub id: UserId,
+    pub name: Option<String>,
+    pub created_at: Timestamp,
+    pub active_keys: i64,
+}
+
 /// An API key as authentication finds it.
 #[derive(Clone, Debug)]
 pub struct FoundKey {
@@ -246,6 +255,8 @@ pub trait Store: Send + Sync + 'static {
 
     // Users and keys
     async fn count_users(&self) -> StoreResult<i64>;
+    /// Every user, oldest first, with how many unrevoked keys each has.
+    async fn list_users(&self) -> StoreResult<Vec<UserSummary>>;
     async fn create_user(&self, name: Option<&str>, now: Timestamp) -> StoreResult<Profile>;
     async fn get_profile(&self, user: UserId) -> StoreResult<Profile>;
     async fn update_profile(&self, user: UserId, changes: &ProfileChanges) -> StoreResult<Profile>;
@@ -258,6 +269,9 @@ pub trait Store: Send + Sync + 'static {
     /// The user's view version: every committed write of the user's data
     /// bumps it (-1 for no such user).
     async fn view_version(&self, user: UserId) -> StoreResult<i64>;
+    /// Stores `new` and revokes `old` in one transaction: NotFound when
+    /// `old` does not exist or is already revoked (nothing changes then).
+    async fn rotate_api_key(&self, old: ApiKeyId, new: &ApiKey, now: Timestamp) -> StoreResult<()>;
     /// Marks a key revoked; false when there is no such key.
     async fn revoke_api_key(&self, id: ApiKeyId, now: Timestamp) -> StoreResult<bool>;
 

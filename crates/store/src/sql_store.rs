@@ -38,7 +38,7 @@ use cofre_domain::{
 
 use crate::{
     AccountView, Created, Deleted, FoundKey, ImportBatch, References, SeriesApplied, SeriesOp, Store, StoreError,
-    StoreResult, WriteContext,
+    StoreResult, UserSummary, WriteContext,
 };
 
 type DbRow = <Db as sqlx::Database>::Row;
@@ -265,6 +265,14 @@ impl Store for SqlStore {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(api_key_from_row).collect()
+    }
+
+    async fn list_users(&self) -> StoreResult<Vec<UserSummary>> {
+        self.list_users_with_keys().await
+    }
+
+    async fn rotate_api_key(&self, old: ApiKeyId, new: &ApiKey, now: Timestamp) -> StoreResult<()> {
+        self.rotate_key_in_tx(old, new, now).await
     }
 
     async fn revoke_api_key(&self, id: ApiKeyId, now: Timestamp) -> StoreResult<bool> {

@@ -33,4 +33,52 @@ impl SqlStore {
         tx.commit().await?;
         Ok(next)
     }
+
+    async fn list_users_with_keys(&self) -> StoreResult<Vec<UserSummary>> {
+        let rows = sqlx::query(
+            "SELECT u.id, u.name, u.created_at, \
+             (SELECT COUNT(*) FROM api_keys k WHERE k.user_id = u.id AND k.revoked_at IS NULL) \
+             AS active_keys FROM users u ORDER BY u.created_at, u.id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(UserSummary {
+                    id: UserId(get_uuid(row, "id")?),
+                    name: row.try_get("name")?,
+                    created_at: get_ts(row, "created_at")?,
+                    active_keys: row.try_get("active_keys")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn rotate_key_in_tx(&self, old: ApiKeyId, new: &ApiKey, now: Timestamp) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        let revoked = sqlx::query(
+            "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
+        )
+        .bind(old.to_string())
+        .bind(format_timestamp(now))
+        .execute(&mut *tx)
+        .await?;
+        if revoked.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        sqlx::query(
+            "INSERT INTO api_keys (id, user_id, secret_hash, scopes, label, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(new.id.to_string())
+        .bind(new.user_id.to_string())
+        .bind(new.secret_hash.clone())
+        .bind(format_scopes(&new.scopes))
+        .bind(new.label.clone())
+        .bind(format_timestamp(new.created_at))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
 }
