@@ -18,7 +18,7 @@ use cofre_domain::profile::{Profile, ProfileChanges};
 use cofre_domain::projection::{InstallmentPlan, RecurrenceRule};
 use cofre_domain::series::{Outcome, SeriesRef, SeriesState, SeriesWrite};
 use cofre_domain::statement::Statement;
-use cofre_domain::tag::{NewTag, Tag};
+use cofre_domain::tag::{NewTag, Tag, TagChanges};
 use cofre_domain::transaction::{
     NewTransaction, Page, PageRequest, Transaction, TransactionChanges, TransactionFilter,
 };
@@ -314,6 +314,12 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Category>;
     async fn list_tags(&self, user: UserId) -> StoreResult<Vec<Tag>>;
     async fn create_tag(&self, user: UserId, tag: &NewTag, now: Timestamp) -> StoreResult<Tag>;
+    /// Renames or recolours a tag; TitleConflict when another tag of the
+    /// user has the title (any case).
+    async fn update_tag(&self, user: UserId, id: TagId, changes: &TagChanges) -> StoreResult<Tag>;
+    /// Deletes a tag: it leaves every row, rule and installment purchase
+    /// that carried it, in one transaction.
+    async fn delete_tag(&self, user: UserId, id: TagId) -> StoreResult<()>;
 
     // Transactions
     /// Creates a row; with `plan`, the installment purchase it is the

@@ -108,4 +108,88 @@ impl SqlStore {
             Err(err) => Err(err.into()),
         }
     }
+
+    async fn update_tag_in_tx(&self, user: UserId, id: TagId, changes: &TagChanges) -> StoreResult<Tag> {
+        let mut tx = self.begin_write(user).await?;
+        let row = sqlx::query(
+            "SELECT id, user_id, title, title_key, color_hex, created_at FROM tags \
+             WHERE id = $1 AND user_id = $2",
+        )
+        .bind(id.to_string())
+        .bind(user.to_string())
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        let mut tag = Tag {
+            id,
+            user_id: user,
+            title: row.try_get("title")?,
+            color_hex: row.try_get("color_hex")?,
+            created_at: get_ts(&row, "created_at")?,
+        };
+        let mut title_key: String = row.try_get("title_key")?;
+        if let Some(title) = &changes.title {
+            tag.title = title.title.clone();
+            title_key = title.title_key.clone();
+        }
+        if let Some(color) = &changes.color_hex {
+            tag.color_hex = color.clone();
+        }
+        let result = sqlx::query(
+            "UPDATE tags SET title = $3, title_key = $4, color_hex = $5 WHERE id = $1 AND user_id = $2",
+        )
+        .bind(id.to_string())
+        .bind(user.to_string())
+        .bind(tag.title.clone())
+        .bind(title_key)
+        .bind(tag.color_hex.clone())
+        .execute(&mut *tx)
+        .await;
+        match result {
+            Ok(_) => {
+                tx.commit().await?;
+                Ok(tag)
+            }
+            Err(err) if is_unique_violation(&err) => Err(StoreError::TitleConflict),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    async fn delete_tag_in_tx(&self, user: UserId, id: TagId) -> StoreResult<()> {
+        let mut tx = self.begin_write(user).await?;
+        // Rows lose it by the foreign key (ON DELETE CASCADE); rules and
+        // installment purchases keep their tags as a list, rewritten here.
+        let deleted = sqlx::query("DELETE FROM tags WHERE id = $1 AND user_id = $2")
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .execute(&mut *tx)
+            .await?;
+        if deleted.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        let gone = id.to_string();
+        for table in ["recurrence_rules", "installment_plans"] {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT id, tag_ids FROM {table} WHERE user_id = $1 AND tag_ids LIKE $2"
+            )))
+            .bind(user.to_string())
+            .bind(format!("%{gone}%"))
+            .fetch_all(&mut *tx)
+            .await?;
+            for row in &rows {
+                let series: String = row.try_get("id")?;
+                let tags: String = row.try_get("tag_ids")?;
+                let kept: Vec<&str> = tags.split(',').filter(|t| !t.is_empty() && *t != gone).collect();
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE {table} SET tag_ids = $2 WHERE id = $1"
+                )))
+                .bind(series)
+                .bind(kept.join(","))
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
 }

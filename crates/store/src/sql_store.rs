@@ -21,7 +21,7 @@ use cofre_domain::profile::{self as profile_rules, Profile, ProfileChanges};
 use cofre_domain::projection::Handle;
 use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Schedule, Template};
 use cofre_domain::series::{Series, SeriesRef, SeriesState, SeriesWrite};
-use cofre_domain::tag::{NewTag, Tag};
+use cofre_domain::tag::{NewTag, Tag, TagChanges};
 use cofre_domain::text::sort_key;
 use cofre_domain::time::{format_date, format_timestamp, parse_date};
 use cofre_domain::transaction::{
@@ -373,6 +373,14 @@ impl Store for SqlStore {
 
     async fn create_tag(&self, user: UserId, tag: &NewTag, now: Timestamp) -> StoreResult<Tag> {
         self.create_tag_in_tx(user, tag, now).await
+    }
+
+    async fn update_tag(&self, user: UserId, id: TagId, changes: &TagChanges) -> StoreResult<Tag> {
+        self.update_tag_in_tx(user, id, changes).await
+    }
+
+    async fn delete_tag(&self, user: UserId, id: TagId) -> StoreResult<()> {
+        self.delete_tag_in_tx(user, id).await
     }
 
     async fn create_transaction(

@@ -7,18 +7,20 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use cofre_domain::FieldErrors;
-use cofre_domain::tag::{Tag, new_tag};
+use cofre_domain::tag::{Tag, new_tag, tag_changes};
 use cofre_domain::time::format_timestamp;
+use cofre_domain::{FieldErrors, TagId};
 
 use super::{CommonErrors, created};
 use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiResult, Problem};
-use crate::extract::AppJson;
+use crate::extract::{AppJson, AppPath, path_id};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_tags, create_tag))
+    OpenApiRouter::new()
+        .routes(routes!(list_tags, create_tag))
+        .routes(routes!(update_tag, delete_tag))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -96,4 +98,55 @@ async fn create_tag(
         .create_tag(auth.user(), &tag, state.clock.now())
         .await?;
     Ok(created(tag.into()))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateTag {
+    /// Unique per user, ignoring case.
+    #[schema(max_length = 200)]
+    title: Option<String>,
+    /// `#RRGGBB`
+    color_hex: Option<String>,
+}
+
+/// Renames or recolours a tag; the rows that carry it show the change.
+/// 409 `title_conflict` when another tag has the title (any case).
+#[utoipa::path(patch, path = "/v1/tags/{id}", tag = "tags", request_body = UpdateTag,
+    params(("id" = String, Path, format = Uuid)),
+    responses((status = 200, body = TagBody),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        CommonErrors))]
+async fn update_tag(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    AppPath(id): AppPath<String>,
+    AppJson(body): AppJson<UpdateTag>,
+) -> ApiResult<AppJson<TagBody>> {
+    let id = path_id(&id, TagId::parse)?;
+    let changes = tag_changes(body.title.as_deref(), body.color_hex.as_deref())?;
+    let tag = state.store.update_tag(auth.user(), id, &changes).await?;
+    Ok(AppJson(tag.into()))
+}
+
+/// Deletes a tag: it leaves every row, recurrence and installment purchase
+/// that carried it; nothing else changes.
+#[utoipa::path(delete, path = "/v1/tags/{id}", tag = "tags",
+    params(("id" = String, Path, format = Uuid)),
+    responses((status = 204, description = "Deleted"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        CommonErrors))]
+async fn delete_tag(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    AppPath(id): AppPath<String>,
+) -> ApiResult<StatusCode> {
+    let id = path_id(&id, TagId::parse)?;
+    state.store.delete_tag(auth.user(), id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

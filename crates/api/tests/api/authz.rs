@@ -190,7 +190,11 @@ fn body_of(op: &Operation, path: &str) -> Option<Value> {
         return None;
     }
     Some(match (op.method.as_str(), op.path.as_str()) {
-        ("PATCH", "/v1/accounts/{id}") | ("PATCH", "/v1/categories/{id}") => json!({"title": "x"}),
+        ("PATCH", "/v1/accounts/{id}")
+        | ("PATCH", "/v1/categories/{id}")
+        | ("PATCH", "/v1/tags/{id}") => {
+            json!({"title": "x"})
+        }
         ("PATCH", "/v1/transactions/{id}") if path.contains("mocked-bill:") => json!({"amount": 1}),
         ("PATCH", "/v1/transactions/{id}") if path.contains("mocked-") => {
             json!({"amount": 1, "scope": "this"})

@@ -260,7 +260,123 @@ async fn tags_appear_inside_transactions_in_short_form(backend: Backend) {
     assert_eq!(listed.ok(200)["data"][0]["tags"], json!([short(&work)]));
 }
 
+async fn tags_are_renamed_and_recoloured(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let viagem = create(&app, "Viagem", "#00FF00").await;
+    create(&app, "Casa", "#112233").await;
+    let id = viagem["id"].as_str().unwrap();
+    let account = app.bank("Conta").await;
+    let row = app
+        .tx(
+            json!({"account_id": account, "type": "DEBIT", "amount": 10, "description": "Hotel",
+            "tag_ids": [id]}),
+        )
+        .await;
+    let renamed = app
+        .patch(&format!("/v1/tags/{id}"), json!({"title": " Férias "}))
+        .await;
+    assert_eq!(renamed.ok(200)["title"], "Férias");
+    assert_eq!(renamed.body["color_hex"], "#00FF00");
+    let recoloured = app
+        .patch(&format!("/v1/tags/{id}"), json!({"color_hex": "#abcdef"}))
+        .await;
+    assert_eq!(recoloured.ok(200)["color_hex"], "#ABCDEF");
+    assert_eq!(recoloured.body["title"], "Férias");
+    // The row shows the tag as it is now.
+    let stored = app
+        .get(&format!("/v1/transactions/{}", row["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(stored.ok(200)["transaction"]["tags"][0]["title"], "Férias");
+    // Another tag's title (any case), nothing sent, bad values, unknown ids.
+    app.patch(&format!("/v1/tags/{id}"), json!({"title": "CASA"}))
+        .await
+        .problem(409, "title_conflict");
+    app.patch(&format!("/v1/tags/{id}"), json!({}))
+        .await
+        .invalid(&["body"]);
+    app.patch(
+        &format!("/v1/tags/{id}"),
+        json!({"title": " ", "color_hex": "red"}),
+    )
+    .await
+    .invalid(&["title", "color_hex"]);
+    app.patch(
+        "/v1/tags/00000000-0000-4000-8000-000000000000",
+        json!({"title": "x"}),
+    )
+    .await
+    .problem(404, "not_found");
+    // Its own title in another case is fine.
+    app.patch(&format!("/v1/tags/{id}"), json!({"title": "FÉRIAS"}))
+        .await
+        .ok(200);
+}
+
+async fn a_deleted_tag_leaves_rows_and_series(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let gone = create(&app, "Viagem", "#00FF00").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let kept = create(&app, "Casa", "#112233").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let account = app.bank("Conta").await;
+    let row = app
+        .tx(
+            json!({"account_id": account, "type": "DEBIT", "amount": 10, "description": "Hotel",
+            "date": "2026-11-20", "tag_ids": [gone, kept]}),
+        )
+        .await;
+    let rule = app
+        .post(
+            "/v1/transactions",
+            json!({"account_id": account, "type": "DEBIT", "amount": 30, "description": "Aluguel",
+                "date": "2026-12-05", "tag_ids": [gone, kept], "recurrence": {"frequency": "MONTHLY"}}),
+        )
+        .await;
+    let rule_id = rule.ok(201)["recurrence_id"].as_str().unwrap().to_owned();
+
+    assert_eq!(app.delete(&format!("/v1/tags/{gone}")).await.status, 204);
+    let titles: Vec<Value> = list(&app)
+        .await
+        .iter()
+        .map(|t| t["title"].clone())
+        .collect();
+    assert_eq!(titles, [json!("Casa")]);
+    let stored = app
+        .get(&format!("/v1/transactions/{}", row["id"].as_str().unwrap()))
+        .await;
+    let tags = stored.ok(200)["transaction"]["tags"].clone();
+    assert_eq!(tags.as_array().unwrap().len(), 1);
+    assert_eq!(tags[0]["id"], kept.as_str());
+    // The rule's occurrences carry only the kept tag, and storing one
+    // (which writes its tags) works.
+    let handle = format!("mocked-recurrence:{rule_id}:2026-12-05");
+    let projected = app.get(&format!("/v1/transactions/{handle}")).await;
+    assert_eq!(
+        projected.ok(200)["transaction"]["tags"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    app.patch(
+        &format!("/v1/transactions/{handle}"),
+        json!({"amount": 31, "scope": "this"}),
+    )
+    .await
+    .ok(200);
+    // Gone is gone.
+    app.delete(&format!("/v1/tags/{gone}"))
+        .await
+        .problem(404, "not_found");
+}
+
 on_both_backends!(
+    tags_are_renamed_and_recoloured,
+    a_deleted_tag_leaves_rows_and_series,
     creates_a_tag,
     titles_are_unique_per_user_ignoring_case,
     creation_rejects_bad_input,
