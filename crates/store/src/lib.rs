@@ -55,6 +55,9 @@ pub enum StoreError {
     /// A bulk call's `expected_count` differs from what its selection matched.
     #[error("expected {expected} rows, matched {matched}")]
     ExpectedCountMismatch { expected: u64, matched: u64 },
+    /// The backend cannot do what was asked; the text says what to do.
+    #[error("{0}")]
+    Unsupported(&'static str),
     /// The user's data changed after the caller read what its write
     /// depends on (see `Store::pay_bill`): decide again and retry.
     #[error("the user's data changed since it was read")]
@@ -252,6 +255,10 @@ pub struct FoundKey {
 pub trait Store: Send + Sync + 'static {
     /// Cheap round trip for readiness checks.
     async fn ping(&self) -> StoreResult<()>;
+    /// Writes a consistent copy of the whole database to `to` (a new
+    /// file) while the server keeps running: SQLite only (Unsupported on
+    /// PostgreSQL, whose tool is pg_dump).
+    async fn backup(&self, to: &std::path::Path) -> StoreResult<()>;
 
     // Users and keys
     async fn count_users(&self) -> StoreResult<i64>;

@@ -20,6 +20,13 @@ impl SqlStore {
         sqlx::migrate!("migrations/postgres").run(&pool).await?;
         Ok(Self::from_pool(pool, cache_bytes))
     }
+
+    /// A server-side copy is `pg_dump`'s work, not this process's.
+    async fn backup_into(&self, _to: &std::path::Path) -> Result<(), crate::StoreError> {
+        Err(crate::StoreError::Unsupported(
+            "on PostgreSQL, back up with pg_dump (see the README)",
+        ))
+    }
 }
 
 include!("sql_store.rs");

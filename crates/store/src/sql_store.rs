@@ -177,6 +177,10 @@ impl Store for SqlStore {
         Ok(())
     }
 
+    async fn backup(&self, to: &std::path::Path) -> StoreResult<()> {
+        self.backup_into(to).await
+    }
+
     async fn count_users(&self) -> StoreResult<i64> {
         let row = sqlx::query("SELECT COUNT(*) AS n FROM users")
             .fetch_one(&self.pool)

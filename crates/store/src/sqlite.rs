@@ -29,6 +29,19 @@ impl SqlStore {
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
         Ok(Self::from_pool(pool, cache_bytes))
     }
+
+    /// A consistent copy of the whole database at one moment, taken while
+    /// writers go on (`VACUUM INTO` reads one snapshot); `to` must not exist.
+    async fn backup_into(&self, to: &std::path::Path) -> Result<(), crate::StoreError> {
+        let target = to.to_str().ok_or(crate::StoreError::Unsupported(
+            "the backup path must be valid UTF-8",
+        ))?;
+        sqlx::query("VACUUM INTO $1")
+            .bind(target.to_owned())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
 }
 
 include!("sql_store.rs");

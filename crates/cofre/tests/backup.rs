@@ -1,0 +1,188 @@
+//! `cofre backup` takes a consistent copy of a SQLite database while
+//! writers go on, and `cofre restore` puts it in place: a server on the
+//! restored file shows everything that was committed before the backup
+//! began, every balance equal to its rows, and no half-written transfer.
+
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cofre_domain::account::{AccountChanges, AccountType};
+use cofre_domain::transaction::{PageRequest, TransactionFilter, TxStatus, TxType};
+use cofre_domain::transfer::{TransferInput, new_transfer};
+use cofre_domain::{Money, UserId};
+use cofre_store::{Store, WriteContext};
+use jiff::civil::date;
+
+const NOW: &str = "2026-11-22T15:00:00Z";
+
+fn cofre(database_url: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cofre"))
+        .args(args)
+        .env("COFRE_DATABASE_URL", database_url)
+        .env("COFRE_LOG", "warn")
+        .output()
+        .expect("run cofre")
+}
+
+fn ctx() -> WriteContext {
+    WriteContext {
+        now: NOW.parse().unwrap(),
+        today: date(2026, 11, 22),
+    }
+}
+
+/// Every stored row of the user in 2026, hidden ones included.
+async fn rows(store: &dyn Store, user: UserId) -> Vec<cofre_domain::transaction::Transaction> {
+    let mut all = Vec::new();
+    for hidden in [false, true] {
+        let filter = TransactionFilter {
+            hidden,
+            ..TransactionFilter::window(date(2026, 1, 1), date(2026, 12, 31))
+        };
+        let page = store
+            .list_transactions(
+                user,
+                &filter,
+                &PageRequest {
+                    after: None,
+                    limit: 100_000,
+                },
+            )
+            .await
+            .expect("rows");
+        all.extend(page.items);
+    }
+    all
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_under_write_load_restores_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("live.db").display());
+    let store = cofre_store::connect(&url).await.expect("store");
+    let user = store
+        .create_user(Some("Ana"), ctx().now)
+        .await
+        .expect("user")
+        .id;
+    let bank = AccountChanges {
+        account_type: Some(AccountType::Bank),
+        ..Default::default()
+    };
+    let (from, _) = store
+        .create_account(
+            user,
+            &bank,
+            Some(Money::from_cents(1_000_000)),
+            "BRL",
+            ctx(),
+        )
+        .await
+        .expect("account");
+    let (to, _) = store
+        .create_account(user, &bank, None, "BRL", ctx())
+        .await
+        .expect("account");
+    let (from, to) = (from.account.id, to.account.id);
+
+    // Transfers keep being written while the backup runs.
+    let writing = Arc::new(AtomicBool::new(true));
+    let writer = {
+        let (store, writing) = (store.clone(), writing.clone());
+        tokio::spawn(async move {
+            let mut written = 0;
+            while writing.load(Ordering::SeqCst) {
+                let input = TransferInput {
+                    from_account_id: Some(from),
+                    to_account_id: Some(to),
+                    amount: Some(Money::from_cents(101)),
+                    description: Some("Reserva".into()),
+                    date: Some(date(2026, 11, 20)),
+                    notes: None,
+                };
+                let transfer = new_transfer(&input, date(2026, 11, 22)).expect("transfer");
+                store
+                    .create_transfer(user, &transfer, ctx().now)
+                    .await
+                    .expect("write");
+                written += 1;
+            }
+            written
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let before = rows(store.as_ref(), user).await.len();
+    let copy = dir.path().join("copy.db");
+    let backup = cofre(&url, &["backup", "--out", copy.to_str().unwrap()]);
+    assert!(
+        backup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&backup.stderr)
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    writing.store(false, Ordering::SeqCst);
+    let written = writer.await.expect("writer");
+    assert!(written > 0);
+
+    // A second backup to the same file is refused.
+    let again = cofre(&url, &["backup", "--out", copy.to_str().unwrap()]);
+    assert!(!again.status.success());
+
+    // Restore into a new place and read it back.
+    let restored_url = format!("sqlite://{}", dir.path().join("restored.db").display());
+    let restore = cofre(
+        &restored_url,
+        &["restore", "--from", copy.to_str().unwrap()],
+    );
+    assert!(
+        restore.status.success(),
+        "{}",
+        String::from_utf8_lossy(&restore.stderr)
+    );
+    let refused = cofre(
+        &restored_url,
+        &["restore", "--from", copy.to_str().unwrap()],
+    );
+    assert!(
+        !refused.status.success(),
+        "an existing database needs --force"
+    );
+    let restored = cofre_store::connect(&restored_url)
+        .await
+        .expect("restored store");
+    let rows = rows(restored.as_ref(), user).await;
+    assert!(
+        rows.len() >= before,
+        "{} rows restored, {before} committed before",
+        rows.len()
+    );
+    // Both legs of every transfer, and balances equal to their rows.
+    let mut groups = std::collections::HashMap::new();
+    for row in &rows {
+        if let Some(group) = row.transfer_group_id {
+            *groups.entry(group).or_insert(0) += 1;
+        }
+    }
+    assert!(groups.values().all(|n| *n == 2), "a transfer with one leg");
+    for account in restored.list_accounts(user).await.expect("accounts") {
+        let sum: i64 = rows
+            .iter()
+            .filter(|r| r.account_id == account.account.id)
+            .filter(|r| r.state.status == TxStatus::Posted)
+            .map(|r| match r.state.tx_type {
+                TxType::Credit => r.state.amount.cents(),
+                TxType::Debit => -r.state.amount.cents(),
+            })
+            .sum();
+        assert_eq!(account.balance.cents(), sum);
+    }
+    // Not a database: refused.
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, b"not a database at all").unwrap();
+    let bad = cofre(
+        &restored_url,
+        &["restore", "--force", "--from", junk.to_str().unwrap()],
+    );
+    assert!(!bad.status.success());
+}
