@@ -91,6 +91,17 @@ enum UsersCommand {
     },
     /// List every user (id, name, creation, unrevoked keys).
     List,
+    /// Delete a user and everything of theirs, receipt files included.
+    Delete {
+        /// The user's id (UUID).
+        user: String,
+        /// Confirms: nothing of the user can be recovered afterwards.
+        #[arg(long)]
+        yes: bool,
+        /// Where receipt files live (as `cofre serve` has it).
+        #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
+        receipts_dir: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -263,6 +274,26 @@ async fn run(cli: Cli) -> Result<(), String> {
                     user.name.unwrap_or_default()
                 );
             }
+            Ok(())
+        }
+        Command::Users(UsersCommand::Delete {
+            user,
+            yes,
+            receipts_dir,
+        }) => {
+            let id = UserId::parse(&user).ok_or("USER must be a user id (UUID)")?;
+            if !yes {
+                return Err(format!(
+                    "this deletes every account, row, key and receipt of {user} for good: add --yes"
+                ));
+            }
+            let store = open_store(&cli.common).await?;
+            let receipts = match store.delete_user(id).await {
+                Err(cofre_store::StoreError::NotFound) => return Err(format!("no user {user}")),
+                other => other.map_err(|e| e.to_string())?,
+            };
+            cofre_api::receipts::remove_files(&receipts_dir, &receipts).await;
+            println!("deleted user {user} and {} receipt files", receipts.len());
             Ok(())
         }
         Command::Keys(KeysCommand::Rotate { key_id }) => {

@@ -79,3 +79,106 @@ async fn users_are_listed_and_keys_rotated() {
         "{listed}"
     );
 }
+
+#[tokio::test]
+async fn a_deleted_user_leaves_nothing_behind() {
+    use cofre_domain::account::{AccountChanges, AccountType, Patch};
+    use cofre_domain::receipt::{ReceiptKind, file_name};
+    use cofre_domain::transaction::{PageRequest, TransactionFilter};
+    use cofre_store::WriteContext;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("admin.db").display());
+    let receipts = dir.path().join("receipts");
+    std::fs::create_dir_all(&receipts).unwrap();
+    let ana = ok(&cofre(&url, &["users", "create", "--name", "Ana"]));
+    let bia = ok(&cofre(&url, &["users", "create", "--name", "Bia"]));
+    let token = ok(&cofre(&url, &["keys", "create", "--user", &ana]));
+
+    let store = cofre_store::connect(&url).await.expect("store");
+    let ctx = WriteContext {
+        now: "2026-11-22T15:00:00Z".parse().unwrap(),
+        today: jiff::civil::date(2026, 11, 22),
+    };
+    let (ana_id, bia_id) = (
+        cofre_domain::UserId::parse(&ana).unwrap(),
+        cofre_domain::UserId::parse(&bia).unwrap(),
+    );
+    let bank = AccountChanges {
+        account_type: Some(AccountType::Bank),
+        ..Default::default()
+    };
+    let seed = cofre_domain::Money::from_cents(10_000);
+    let (ana_bank, ana_row) = store
+        .create_account(ana_id, &bank, Some(seed), "BRL", ctx)
+        .await
+        .unwrap();
+    // A card paid from the bank: the accounts point at each other.
+    let card = AccountChanges {
+        account_type: Some(AccountType::Credit),
+        credit_due_day: Some(10),
+        pay_bill_from_account_id: Patch::Set(ana_bank.account.id),
+        ..Default::default()
+    };
+    store
+        .create_account(ana_id, &card, None, "BRL", ctx)
+        .await
+        .unwrap();
+    let name = file_name(&[7; 16], ReceiptKind::Png);
+    std::fs::write(receipts.join(&name), b"png").unwrap();
+    store
+        .set_receipt(ana_id, ana_row.unwrap(), Some(&name), ctx.now)
+        .await
+        .unwrap();
+    store
+        .create_account(bia_id, &bank, Some(seed), "BRL", ctx)
+        .await
+        .unwrap();
+
+    let refused = cofre(&url, &["users", "delete", &ana]);
+    assert!(!refused.status.success(), "needs --yes");
+    let receipts_dir = receipts.to_str().unwrap();
+    let deleted = ok(&cofre(
+        &url,
+        &[
+            "users",
+            "delete",
+            &ana,
+            "--yes",
+            "--receipts-dir",
+            receipts_dir,
+        ],
+    ));
+    assert!(deleted.contains("1 receipt files"), "{deleted}");
+    assert!(!receipts.join(&name).exists(), "the receipt file is gone");
+    let listed = ok(&cofre(&url, &["users", "list"]));
+    assert!(!listed.contains(&ana) && listed.contains(&bia), "{listed}");
+    let (key_id, _) = split_key(&token).unwrap();
+    assert!(store.find_api_key(key_id).await.unwrap().is_none());
+    assert!(store.list_accounts(ana_id).await.unwrap().is_empty());
+    // The other user keeps everything.
+    assert_eq!(store.list_accounts(bia_id).await.unwrap().len(), 1);
+    let window = TransactionFilter {
+        hidden: true,
+        ..TransactionFilter::window(
+            jiff::civil::date(2026, 1, 1),
+            jiff::civil::date(2026, 12, 31),
+        )
+    };
+    let page = PageRequest {
+        after: None,
+        limit: 10,
+    };
+    assert_eq!(
+        store
+            .list_transactions(bia_id, &window, &page)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    // Gone is gone.
+    let again = cofre(&url, &["users", "delete", &ana, "--yes"]);
+    assert!(!again.status.success());
+}

@@ -264,6 +264,11 @@ pub trait Store: Send + Sync + 'static {
     async fn count_users(&self) -> StoreResult<i64>;
     /// Every user, oldest first, with how many unrevoked keys each has.
     async fn list_users(&self) -> StoreResult<Vec<UserSummary>>;
+    /// Deletes a user and everything of theirs (keys, accounts, rows,
+    /// rules, categories, tags) in one transaction; returns the receipt
+    /// file names of their rows for the caller to remove after the commit.
+    /// NotFound when there is no such user.
+    async fn delete_user(&self, user: UserId) -> StoreResult<Vec<String>>;
     async fn create_user(&self, name: Option<&str>, now: Timestamp) -> StoreResult<Profile>;
     async fn get_profile(&self, user: UserId) -> StoreResult<Profile>;
     async fn update_profile(&self, user: UserId, changes: &ProfileChanges) -> StoreResult<Profile>;

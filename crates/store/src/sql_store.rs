@@ -275,6 +275,10 @@ impl Store for SqlStore {
         self.list_users_with_keys().await
     }
 
+    async fn delete_user(&self, user: UserId) -> StoreResult<Vec<String>> {
+        self.delete_user_in_tx(user).await
+    }
+
     async fn rotate_api_key(&self, old: ApiKeyId, new: &ApiKey, now: Timestamp) -> StoreResult<()> {
         self.rotate_key_in_tx(old, new, now).await
     }

@@ -81,4 +81,30 @@ impl SqlStore {
         tx.commit().await?;
         Ok(())
     }
+
+    async fn delete_user_in_tx(&self, user: UserId) -> StoreResult<Vec<String>> {
+        let mut tx = self.begin_write(user).await?;
+        let receipts: Vec<String> = sqlx::query_scalar(
+            "SELECT receipt_name FROM transactions WHERE user_id = $1 AND receipt_name IS NOT NULL",
+        )
+        .bind(user.to_string())
+        .fetch_all(&mut *tx)
+        .await?;
+        // Accounts point at each other (the paying account of a card):
+        // let go first, as deleting one account does.
+        sqlx::query("UPDATE accounts SET pay_bill_from_account_id = NULL WHERE user_id = $1")
+            .bind(user.to_string())
+            .execute(&mut *tx)
+            .await?;
+        // Everything else of the user goes with the row (ON DELETE CASCADE).
+        let deleted = sqlx::query("DELETE FROM users WHERE id = $1")
+            .bind(user.to_string())
+            .execute(&mut *tx)
+            .await?;
+        if deleted.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        tx.commit().await?;
+        Ok(receipts)
+    }
 }

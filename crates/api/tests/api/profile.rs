@@ -397,4 +397,75 @@ on_both_backends!(
     patch_malformed_json_is_a_400,
     patch_needs_a_json_content_type,
     patch_needs_the_write_scope,
+    deleting_a_user_takes_everything_of_theirs,
 );
+
+/// The operator's `users delete`: everything of the user goes in one
+/// transaction (cards pointing at banks, transfers, bill payments, rules,
+/// tags, categories), and nothing of another user.
+async fn deleting_a_user_takes_everything_of_theirs(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let (bank, card) = app.bank_and_card().await;
+    let savings = app.bank("Poupança").await;
+    app.tx(
+        json!({"account_id": card, "type": "DEBIT", "amount": 80, "description": "Mercado",
+        "date": "2026-10-15"}),
+    )
+    .await;
+    app.patch(
+        &format!("/v1/transactions/mocked-bill:{card}:202611"),
+        json!({}),
+    )
+    .await
+    .ok(200);
+    app.post(
+        "/v1/transfers",
+        json!({"from_account_id": bank, "to_account_id": savings,
+        "amount": 10, "description": "Reserva"}),
+    )
+    .await
+    .ok(201);
+    app.post(
+        "/v1/transactions",
+        json!({"account_id": bank, "type": "DEBIT", "amount": 5,
+        "description": "Assinatura", "recurrence": {"frequency": "MONTHLY"}}),
+    )
+    .await
+    .ok(201);
+    app.post("/v1/tags", json!({"title": "Casa", "color_hex": "#112233"}))
+        .await
+        .ok(201);
+    app.post("/v1/categories", json!({"title": "Minha"}))
+        .await
+        .ok(201);
+    let (other, other_key) = app.new_user().await;
+    app.call(
+        Method::POST,
+        "/v1/accounts",
+        Some(&other_key),
+        Some(json!({"type": "BANK", "initial_balance": 7})),
+    )
+    .await
+    .ok(201);
+
+    app.store.delete_user(app.user).await.expect("delete");
+    app.get("/v1/me").await.problem(401, "unauthorized");
+    assert!(matches!(
+        app.store.delete_user(app.user).await,
+        Err(cofre_store::StoreError::NotFound)
+    ));
+    let theirs = app
+        .call(Method::GET, "/v1/accounts", Some(&other_key), None)
+        .await;
+    assert_eq!(theirs.ok(200)["data"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        app.store
+            .list_users()
+            .await
+            .unwrap()
+            .iter()
+            .map(|u| u.id)
+            .collect::<Vec<_>>(),
+        [other]
+    );
+}
