@@ -3,17 +3,14 @@
 //! gives a new key with the same owner, scopes and label and revokes the
 //! old one at once.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use cofre_domain::auth::{Scope, split_key};
 
+mod common;
+
 fn cofre(database_url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cofre"))
-        .args(args)
-        .env("COFRE_DATABASE_URL", database_url)
-        .env("COFRE_LOG", "warn")
-        .output()
-        .expect("run cofre")
+    common::cofre(database_url, args, &[])
 }
 
 fn ok(output: &Output) -> String {

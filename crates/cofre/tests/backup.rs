@@ -3,7 +3,7 @@
 //! restored file shows everything that was committed before the backup
 //! began, every balance equal to its rows, and no half-written transfer.
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -16,13 +16,10 @@ use jiff::civil::date;
 
 const NOW: &str = "2026-11-22T15:00:00Z";
 
+mod common;
+
 fn cofre(database_url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cofre"))
-        .args(args)
-        .env("COFRE_DATABASE_URL", database_url)
-        .env("COFRE_LOG", "warn")
-        .output()
-        .expect("run cofre")
+    common::cofre(database_url, args, &[])
 }
 
 fn ctx() -> WriteContext {

@@ -2,7 +2,7 @@
 //! database: what it prints, that it honours `COFRE_NOW`, and that it fails
 //! loudly (non-zero, a message on stderr) on bad input.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use cofre_domain::account::{AccountChanges, AccountType};
 use cofre_domain::transaction::{PageRequest, TransactionFilter, TxStatus};
@@ -16,15 +16,11 @@ const FIXTURE: &str = concat!(
 /// Today is 2026-11-10 in São Paulo: rows after it are PENDING.
 const NOW: &str = "2026-11-10T12:00:00Z";
 
+mod common;
+
 fn cofre(database_url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cofre"))
-        .args(args)
-        .env("COFRE_DATABASE_URL", database_url)
-        .env("COFRE_NOW", NOW)
-        .env("COFRE_TIMEZONE", "America/Sao_Paulo")
-        .env("COFRE_LOG", "warn")
-        .output()
-        .expect("run cofre")
+    let env = [("COFRE_NOW", NOW), ("COFRE_TIMEZONE", "America/Sao_Paulo")];
+    common::cofre(database_url, args, &env)
 }
 
 fn stdout(output: &Output) -> String {

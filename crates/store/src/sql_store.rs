@@ -216,25 +216,8 @@ impl Store for SqlStore {
     }
 
     async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()> {
-        let result = sqlx::query(
-            "INSERT INTO api_keys (id, user_id, secret_hash, scopes, label, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(key.id.to_string())
-        .bind(key.user_id.to_string())
-        .bind(key.secret_hash.clone())
-        .bind(format_scopes(&key.scopes))
-        .bind(key.label.clone())
-        .bind(format_timestamp(key.created_at))
-        .execute(&self.pool)
-        .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(sqlx::Error::Database(db)) if db.is_foreign_key_violation() => {
-                Err(StoreError::NotFound)
-            }
-            Err(err) => Err(err.into()),
-        }
+        let mut conn = self.pool.acquire().await?;
+        insert_api_key(&mut conn, key).await
     }
 
     async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<FoundKey>> {

@@ -1,6 +1,30 @@
 // User profiles. Included by `sqlite.rs` and `postgres.rs` with the other
 // `sql_*.rs` files, sharing `sql_store.rs` imports; `Store` methods forward here.
 
+/// Stores a key; NotFound when its user does not exist.
+async fn insert_api_key(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    key: &ApiKey,
+) -> StoreResult<()> {
+    let result = sqlx::query(
+        "INSERT INTO api_keys (id, user_id, secret_hash, scopes, label, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(key.id.to_string())
+    .bind(key.user_id.to_string())
+    .bind(key.secret_hash.clone())
+    .bind(format_scopes(&key.scopes))
+    .bind(key.label.clone())
+    .bind(format_timestamp(key.created_at))
+    .execute(&mut *conn)
+    .await;
+    match result {
+        Ok(_) => Ok(()),
+        Err(sqlx::Error::Database(db)) if db.is_foreign_key_violation() => Err(StoreError::NotFound),
+        Err(err) => Err(err.into()),
+    }
+}
+
 impl SqlStore {
     async fn update_profile_in_tx(
         &self,
@@ -66,18 +90,7 @@ impl SqlStore {
         if revoked.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }
-        sqlx::query(
-            "INSERT INTO api_keys (id, user_id, secret_hash, scopes, label, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(new.id.to_string())
-        .bind(new.user_id.to_string())
-        .bind(new.secret_hash.clone())
-        .bind(format_scopes(&new.scopes))
-        .bind(new.label.clone())
-        .bind(format_timestamp(new.created_at))
-        .execute(&mut *tx)
-        .await?;
+        insert_api_key(&mut tx, new).await?;
         tx.commit().await?;
         Ok(())
     }

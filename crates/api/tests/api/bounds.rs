@@ -61,27 +61,7 @@ async fn post(app: &Arc<TestApp>, path: &str, body: Value) -> Response {
 
 /// Every entry of a list query, page by page, each page under the timeout.
 async fn all_pages(app: &Arc<TestApp>, query: &str, limit: usize) -> Vec<Value> {
-    let mut rows = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..1000 {
-        let mut url = format!("/v1/transactions?{query}&limit={limit}");
-        if let Some(c) = &cursor {
-            url.push_str(&format!("&cursor={c}"));
-        }
-        let page = get(app, &url).await;
-        let body = page.ok(200);
-        let data = body["data"].as_array().expect("data");
-        assert!(data.len() <= limit);
-        rows.extend(data.iter().cloned());
-        if body["has_more"] == Value::Bool(true) {
-            assert_eq!(data.len(), limit, "a page with more after it is full");
-            cursor = Some(body["next_cursor"].as_str().expect("cursor").to_owned());
-        } else {
-            assert_eq!(body["next_cursor"], Value::Null);
-            return rows;
-        }
-    }
-    panic!("pagination did not end");
+    crate::support::pages_of(query, limit, |url| async move { get(app, &url).await }).await
 }
 
 fn cents(value: &Value) -> i64 {

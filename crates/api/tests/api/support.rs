@@ -305,32 +305,7 @@ impl TestApp {
     /// Every entry of a list query, following `next_cursor` page by page,
     /// checking that each page with more after it is full.
     pub async fn all_pages(&self, query: &str, limit: usize) -> Vec<Value> {
-        let mut rows = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..1000 {
-            let mut url = format!("/v1/transactions?{query}&limit={limit}");
-            if let Some(c) = &cursor {
-                url.push_str(&format!("&cursor={c}"));
-            }
-            let page = self.get(&url).await;
-            let body = page.ok(200);
-            let data = body["data"].as_array().expect("data");
-            assert!(data.len() <= limit);
-            rows.extend(data.iter().cloned());
-            if body["has_more"] == Value::Bool(true) {
-                assert_eq!(data.len(), limit, "a page with more after it is full");
-                cursor = Some(
-                    body["next_cursor"]
-                        .as_str()
-                        .expect("next_cursor")
-                        .to_owned(),
-                );
-            } else {
-                assert_eq!(body["next_cursor"], Value::Null);
-                return rows;
-            }
-        }
-        panic!("pagination did not end");
+        pages_of(query, limit, |url| async move { self.get(&url).await }).await
     }
 
     /// A bank account "Conta" with 1,000.00 and a card "Nubank" (due on the
@@ -453,4 +428,39 @@ fn with_database(url: &str, name: &str) -> String {
         Some(q) => format!("{host_part}/{name}?{q}"),
         None => format!("{host_part}/{name}"),
     }
+}
+
+/// Every entry of a list query, each page asked through `fetch` (a URL
+/// in, the page out), checking that each page with more after it is full.
+pub async fn pages_of<F, Fut>(query: &str, limit: usize, mut fetch: F) -> Vec<Value>
+where
+    F: FnMut(String) -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
+    let mut rows = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..1000 {
+        let mut url = format!("/v1/transactions?{query}&limit={limit}");
+        if let Some(c) = &cursor {
+            url.push_str(&format!("&cursor={c}"));
+        }
+        let page = fetch(url).await;
+        let body = page.ok(200);
+        let data = body["data"].as_array().expect("data");
+        assert!(data.len() <= limit);
+        rows.extend(data.iter().cloned());
+        if body["has_more"] == Value::Bool(true) {
+            assert_eq!(data.len(), limit, "a page with more after it is full");
+            cursor = Some(
+                body["next_cursor"]
+                    .as_str()
+                    .expect("next_cursor")
+                    .to_owned(),
+            );
+        } else {
+            assert_eq!(body["next_cursor"], Value::Null);
+            return rows;
+        }
+    }
+    panic!("pagination did not end");
 }
