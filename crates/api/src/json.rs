@@ -13,6 +13,8 @@ use utoipa::{PartialSchema, ToSchema};
 
 use cofre_domain::Money;
 use cofre_domain::account::Patch;
+use cofre_domain::money::MAX_ABS_CENTS;
+use cofre_domain::text::{DESCRIPTION_MAX, NOTES_MAX, TITLE_MAX};
 
 /// Money on the wire: a JSON number read from its literal text (never via
 /// a float) and written with two decimals.
@@ -35,13 +37,146 @@ impl<'de> Deserialize<'de> for JsonMoney {
     }
 }
 
+/// The largest amount one value may hold, in the units of the document.
+fn max_amount() -> f64 {
+    // 99,999,999,999.99: exact as an f64 to the cent.
+    MAX_ABS_CENTS as f64 / 100.0
+}
+
+/// Money as JSON Schema: a number of whole cents.
+fn money_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::Number))
+        .multiple_of(Some(0.01))
+        .maximum(Some(max_amount()))
+}
+
 impl PartialSchema for JsonMoney {
     fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(SchemaType::new(Type::Number))
+        money_schema()
+            .minimum(Some(-max_amount()))
             .description(Some("Exact amount with at most 2 decimal places"))
             .examples([serde_json::json!(1234.5)])
             .into()
+    }
+}
+
+/// The schema of an amount a client sends where it must be positive (the
+/// `type` of the entry gives the direction). Only a schema: the value is a
+/// [`JsonMoney`] checked by the domain rules.
+pub struct Amount;
+
+impl PartialSchema for Amount {
+    fn schema() -> RefOr<Schema> {
+        money_schema()
+            .exclusive_minimum(Some(0.0))
+            .description(Some("Positive exact amount with at most 2 decimal places"))
+            .examples([serde_json::json!(1234.5)])
+            .into()
+    }
+}
+
+impl ToSchema for Amount {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Amount")
+    }
+}
+
+/// Text a client sends: no NUL character (PostgreSQL cannot store it),
+/// at most `max` characters and, when `required`, something besides
+/// white space (the rules trim it).
+fn text_schema(max: usize, required: bool, description: &str) -> RefOr<Schema> {
+    let pattern = if required {
+        "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+    } else {
+        "^[^\\u0000]*$"
+    };
+    ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::String))
+        .min_length(required.then_some(1))
+        .max_length(Some(max))
+        .pattern(Some(pattern))
+        .description(Some(description))
+        .into()
+}
+
+/// Declares a text schema type for `#[schema(value_type = ...)]`.
+macro_rules! text_type {
+    ($name:ident, $max:expr, $required:expr, $description:literal) => {
+        #[doc = $description]
+        pub struct $name;
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                text_schema($max, $required, $description)
+            }
+        }
+
+        impl ToSchema for $name {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed(stringify!($name))
+            }
+        }
+    };
+}
+
+text_type!(
+    Title,
+    TITLE_MAX,
+    true,
+    "A title: not blank, at most 200 characters"
+);
+text_type!(
+    Description,
+    DESCRIPTION_MAX,
+    true,
+    "A description: not blank, at most 500 characters"
+);
+text_type!(
+    Notes,
+    NOTES_MAX,
+    false,
+    "Free text, at most 5,000 characters"
+);
+
+/// The schema of an amount that may be zero but not negative (a wage, a
+/// credit limit).
+pub struct NonNegativeAmount;
+
+impl PartialSchema for NonNegativeAmount {
+    fn schema() -> RefOr<Schema> {
+        money_schema()
+            .minimum(Some(0.0))
+            .description(Some(
+                "Exact amount, zero or more, with at most 2 decimal places",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for NonNegativeAmount {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("NonNegativeAmount")
+    }
+}
+
+/// The schema of a colour a client sends, `#RRGGBB`.
+pub struct ColorHex;
+
+impl PartialSchema for ColorHex {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::new(Type::String))
+            .pattern(Some("^#[0-9A-Fa-f]{6}$"))
+            .description(Some("A colour, `#RRGGBB`"))
+            .examples([serde_json::json!("#1E88E5")])
+            .into()
+    }
+}
+
+impl ToSchema for ColorHex {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("ColorHex")
     }
 }
 
@@ -78,6 +213,14 @@ impl<'de> Deserialize<'de> for CardDay {
                 i64::try_from(v)
                     .map(CardDay)
                     .map_err(|_| E::custom(format!("must be {EXPECTED}")))
+            }
+            // JSON Schema counts 9.0 as an integer; so does this API.
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<CardDay, E> {
+                if v.fract() == 0.0 && (-1e15..=1e15).contains(&v) {
+                    Ok(CardDay(v as i64))
+                } else {
+                    Err(E::custom(format!("must be {EXPECTED}")))
+                }
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<CardDay, E> {
                 v.trim()

@@ -12,10 +12,13 @@ pub mod extract;
 pub mod import;
 pub mod json;
 pub mod ledger;
+mod openapi_doc;
 pub mod rate_limit;
 pub mod read_cache;
 pub mod receipts;
 mod routes;
+
+pub use routes::export::{CSV_COLUMNS, ExportFormat, start as start_export};
 
 use axum::Router;
 use axum::extract::{MatchedPath, Request};
@@ -29,8 +32,6 @@ use std::time::{Duration, Instant};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
-use utoipa::OpenApi;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
@@ -100,46 +101,14 @@ pub struct AppState {
     pub config: Arc<ApiConfig>,
 }
 
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "cofre personal finance API",
-        version = "1.0.0",
-        description = "Accounts, cards, categories, tags and transactions of one user per API key. \
-            Every /v1 route needs 'Authorization: Bearer <key>'; GET needs the read scope, \
-            everything else write. Errors are RFC 9457 problem documents."
-    ),
-    modifiers(&BearerAuth),
-    security(("bearer" = [])),
-    components(schemas(error::Problem, error::ProblemField)),
-    tags(
-        (name = "profile"), (name = "accounts"), (name = "categories"), (name = "tags"),
-        (name = "transactions"), (name = "transfers"), (name = "cards"), (name = "overview"), (name = "operations")
-    )
-)]
-struct ApiDoc;
-
-struct BearerAuth;
-
-impl utoipa::Modify for BearerAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
-        );
-    }
-}
-
 /// The authenticated `/v1` routes, the public operations routes, and the
 /// OpenAPI document generated from both.
 fn parts() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
-    let (v1, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let (v1, v1_doc) = OpenApiRouter::with_openapi(openapi_doc::base())
         .merge(routes::v1())
         .split_for_parts();
     let (operations, operations_doc) = routes::operations().split_for_parts();
-    doc.merge(operations_doc);
-    (v1, operations, doc)
+    (v1, operations, openapi_doc::finish(v1_doc, operations_doc))
 }
 
 /// The OpenAPI document, generated from the routes.

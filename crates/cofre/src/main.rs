@@ -2,6 +2,7 @@
 
 mod config;
 mod demo;
+mod export;
 mod import;
 
 use clap::{Parser, Subcommand};
@@ -48,6 +49,27 @@ enum Command {
         /// The copy to write; it must not exist.
         #[arg(long)]
         out: PathBuf,
+    },
+    /// Write everything of one user (profile, accounts, categories, tags,
+    /// rules, installment purchases, every stored transaction with its tags
+    /// and receipt URL) as JSON, or their transactions as CSV.
+    Export {
+        /// The user's id (UUID).
+        #[arg(long)]
+        user: String,
+        /// `json` (every resource) or `csv` (transactions).
+        #[arg(long, default_value = "json")]
+        format: String,
+        /// The file to write (it must not exist); default standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Base URL of receipt links (as `cofre serve` has it).
+        #[arg(
+            long,
+            env = "COFRE_PUBLIC_URL",
+            default_value = "http://127.0.0.1:8080"
+        )]
+        public_url: String,
     },
     /// Put a backup in place of the SQLite database. Stop the server first.
     Restore {
@@ -178,6 +200,15 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Restore { from, force } => restore(&cli.common.database_url, &from, force),
+        Command::Export {
+            user,
+            format,
+            out,
+            public_url,
+        } => {
+            let store = open_store(&cli.common).await?;
+            export::run(store, &clock, &user, &format, &public_url, out.as_deref()).await
+        }
         Command::DemoData {
             user,
             profile,

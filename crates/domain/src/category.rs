@@ -128,6 +128,31 @@ pub fn apply_changes(
 }
 
 /// True when `ancestor` is `node` or lies on the path from `node` to the top.
+/// Checks that `current` may be deleted with its rows moving to
+/// `replacement` (or to no category): only the user's own categories go,
+/// and the replacement is another category the user can see.
+pub fn check_deletion(
+    current: &Category,
+    replacement: Option<CategoryId>,
+    visible: &[Category],
+) -> Result<(), DomainError> {
+    let mut errors = FieldErrors::new();
+    if current.is_system() {
+        errors.add("id", "system categories cannot be deleted, only archived");
+    }
+    if let Some(replacement) = replacement {
+        if replacement == current.id {
+            errors.add(
+                "replacement_id",
+                "must be another category than the one deleted",
+            );
+        } else if !visible.iter().any(|c| c.id == replacement) {
+            errors.add("replacement_id", "no such category");
+        }
+    }
+    errors.finish()
+}
+
 fn is_ancestor_or_self(visible: &[Category], ancestor: CategoryId, node: CategoryId) -> bool {
     let parents: HashMap<CategoryId, Option<CategoryId>> =
         visible.iter().map(|c| (c.id, c.parent_id)).collect();

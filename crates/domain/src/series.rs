@@ -136,7 +136,11 @@ pub fn creation(
     Ok(Creation::Simple(new))
 }
 
+/// Which entries of a series a change or deletion reaches: this entry,
+/// this and later ones, or all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(rename_all = "lowercase"))]
 pub enum Scope {
     This,
     Future,

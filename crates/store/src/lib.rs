@@ -203,6 +203,14 @@ pub struct BulkOutcome {
 
 /// What a delete removed: the rows (the one named first) and their
 /// receipt files, which the caller removes after the commit.
+/// What deleting a category moved to its replacement (or to none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CategoryDeletion {
+    pub moved_transactions: u64,
+    pub moved_rules: u64,
+    pub moved_plans: u64,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Deleted {
     pub ids: Vec<TransactionId>,
@@ -324,6 +332,15 @@ pub trait Store: Send + Sync + 'static {
         id: CategoryId,
         changes: &CategoryChanges,
     ) -> StoreResult<Category>;
+    /// Deletes one of the user's own categories in one transaction: its
+    /// rows, rules and installment purchases move to `replacement` (or to
+    /// no category), its subcategories to the top level.
+    async fn delete_category(
+        &self,
+        user: UserId,
+        id: CategoryId,
+        replacement: Option<CategoryId>,
+    ) -> StoreResult<CategoryDeletion>;
     async fn list_tags(&self, user: UserId) -> StoreResult<Vec<Tag>>;
     async fn create_tag(&self, user: UserId, tag: &NewTag, now: Timestamp) -> StoreResult<Tag>;
     /// Renames or recolours a tag; TitleConflict when another tag of the

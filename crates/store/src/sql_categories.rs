@@ -73,6 +73,48 @@ impl SqlStore {
         Ok(updated)
     }
 
+    async fn delete_category_in_tx(
+        &self,
+        user: UserId,
+        id: CategoryId,
+        replacement: Option<CategoryId>,
+    ) -> StoreResult<CategoryDeletion> {
+        let mut tx = self.begin_write(user).await?;
+        let visible = fetch_categories(&mut tx, user).await?;
+        let current = visible
+            .iter()
+            .find(|c| c.id == id)
+            .ok_or(StoreError::NotFound)?;
+        category_rules::check_deletion(current, replacement, &visible)?;
+        let mut moved = [0u64; 3];
+        let tables = ["transactions", "recurrence_rules", "installment_plans"];
+        for (count, table) in moved.iter_mut().zip(tables) {
+            *count = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE {table} SET category_id = $3 WHERE user_id = $2 AND category_id = $1"
+            )))
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .bind(opt_string(replacement))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        }
+        // Subcategories move to the top level by the foreign key
+        // (ON DELETE SET NULL), archive marks go with the row.
+        sqlx::query("DELETE FROM categories WHERE id = $1 AND user_id = $2")
+            .bind(id.to_string())
+            .bind(user.to_string())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        let [moved_transactions, moved_rules, moved_plans] = moved;
+        Ok(CategoryDeletion {
+            moved_transactions,
+            moved_rules,
+            moved_plans,
+        })
+    }
+
     async fn create_tag_in_tx(
         &self,
         user: UserId,

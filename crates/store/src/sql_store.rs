@@ -37,7 +37,7 @@ use cofre_domain::{
 };
 
 use crate::{
-    AccountView, Created, Deleted, FoundKey, ImportBatch, References, SeriesApplied, SeriesOp, Store, StoreError,
+    AccountView, CategoryDeletion, Created, Deleted, FoundKey, ImportBatch, References, SeriesApplied, SeriesOp, Store, StoreError,
     StoreResult, UserSummary, WriteContext,
 };
 
@@ -368,6 +368,15 @@ impl Store for SqlStore {
 
     async fn update_tag(&self, user: UserId, id: TagId, changes: &TagChanges) -> StoreResult<Tag> {
         self.update_tag_in_tx(user, id, changes).await
+    }
+
+    async fn delete_category(
+        &self,
+        user: UserId,
+        id: CategoryId,
+        replacement: Option<CategoryId>,
+    ) -> StoreResult<CategoryDeletion> {
+        self.delete_category_in_tx(user, id, replacement).await
     }
 
     async fn delete_tag(&self, user: UserId, id: TagId) -> StoreResult<()> {

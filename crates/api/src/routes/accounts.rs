@@ -18,7 +18,7 @@ use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiResult, Problem};
 use crate::extract::{AppJson, AppPath, path_id, uuid_patch};
-use crate::json::{CardDay, JsonMoney, map_patch, patch};
+use crate::json::{CardDay, JsonMoney, NonNegativeAmount, Title, map_patch, patch};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -60,6 +60,7 @@ pub struct AccountBody {
     pub card_icon_id: Option<String>,
     pub open_finance: OpenFinanceBody,
     pub card_holders: Option<BTreeMap<String, String>>,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 
@@ -114,25 +115,27 @@ pub struct CreatedAccount {
 #[serde(deny_unknown_fields)]
 pub struct CreateAccount {
     #[serde(rename = "type")]
-    #[schema(required = true)]
+    #[schema(required = true, value_type = AccountType)]
     account_type: Option<AccountType>,
     sub_type: Option<SubType>,
-    #[schema(max_length = 200)]
+    #[schema(value_type = Option<Title>)]
     title: Option<String>,
     icon_id: Option<String>,
     /// Resolves an icon of the catalogue by name.
     icon_name: Option<String>,
     card_icon_id: Option<String>,
     /// 3-letter code; default the base currency (BRL).
-    #[schema(max_length = 3)]
+    #[schema(pattern = "^[A-Za-z]{3}$")]
     currency_code: Option<String>,
     /// Creates an opening-balance row dated today when not zero.
     initial_balance: Option<JsonMoney>,
+    #[schema(value_type = Option<NonNegativeAmount>)]
     credit_limit: Option<JsonMoney>,
     credit_close_day: Option<CardDay>,
     credit_due_day: Option<CardDay>,
     credit_due_day_of_month: Option<CardDay>,
     credit_cycle_auto: Option<bool>,
+    #[schema(format = Uuid)]
     pay_bill_from_account_id: Option<String>,
     exclude_from_totals: Option<bool>,
 }
@@ -144,16 +147,16 @@ pub struct UpdateAccount {
     #[serde(rename = "type")]
     account_type: Option<AccountType>,
     sub_type: Option<SubType>,
-    #[schema(max_length = 200)]
+    #[schema(value_type = Option<Title>)]
     title: Option<String>,
     icon_id: Option<String>,
     icon_name: Option<String>,
     card_icon_id: Option<String>,
-    #[schema(max_length = 3)]
+    #[schema(pattern = "^[A-Za-z]{3}$")]
     currency_code: Option<String>,
     /// `null` sets the limit to 0.
     #[serde(default, deserialize_with = "patch")]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<NonNegativeAmount>)]
     credit_limit: Patch<JsonMoney>,
     credit_close_day: Option<CardDay>,
     credit_due_day: Option<CardDay>,
@@ -161,7 +164,7 @@ pub struct UpdateAccount {
     credit_cycle_auto: Option<bool>,
     /// `null` removes the paying account.
     #[serde(default, deserialize_with = "patch")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, format = Uuid)]
     pay_bill_from_account_id: Patch<String>,
     exclude_from_totals: Option<bool>,
     archived: Option<bool>,
@@ -240,7 +243,6 @@ async fn list_accounts(
 #[utoipa::path(post, path = "/v1/accounts", tag = "accounts", request_body = CreateAccount,
     responses((status = 201, body = CreatedAccount),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn create_account(
     State(state): State<AppState>,
@@ -292,7 +294,6 @@ async fn get_account(
     params(("id" = String, Path, format = Uuid)),
     responses((status = 200, body = AccountBody),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn update_account(
@@ -315,7 +316,6 @@ async fn update_account(
     params(("id" = String, Path, format = Uuid)),
     responses((status = 204, description = "Deleted"),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn delete_account(

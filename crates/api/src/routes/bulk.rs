@@ -6,7 +6,10 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use utoipa::{IntoParams, ToSchema};
+use std::borrow::Cow;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -55,7 +58,7 @@ pub struct BulkBody {
     /// The fields of PATCH (`date`, `type`, `status`, `amount`,
     /// `description`, `notes`, `category_id`, `tag_ids`,
     /// `hide_from_results`) plus `account_id` to move rows; no `scope`.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<SetSchema>)]
     set: Option<Map<String, Value>>,
     /// `true` deletes the selected rows.
     delete: Option<bool>,
@@ -128,6 +131,41 @@ fn parse_filter(map: Map<String, Value>) -> ApiResult<ParsedList> {
     query
         .parse()
         .map_err(|e| cofre_domain::bulk::prefix_fields(e, "filter.").into())
+}
+
+/// The schema of `set`, made from PATCH's: its fields but `scope`, plus
+/// `account_id`; at least one.
+pub struct SetSchema;
+
+impl PartialSchema for SetSchema {
+    fn schema() -> RefOr<Schema> {
+        let mut schema = UpdateTransaction::schema();
+        if let RefOr::T(Schema::Object(object)) = &mut schema {
+            object.properties.remove("scope");
+            object.properties.insert(
+                "account_id".into(),
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+                    .description(Some("Moves the rows to this account"))
+                    .into(),
+            );
+            object.min_properties = Some(1);
+            object.description =
+                Some("The fields of PATCH, without `scope`, plus `account_id`".into());
+        }
+        schema
+    }
+}
+
+impl ToSchema for SetSchema {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("BulkSet")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        UpdateTransaction::schemas(schemas);
+    }
 }
 
 /// Reads `set`: the fields of PATCH, plus `account_id`.
@@ -255,7 +293,6 @@ impl BulkBody {
 #[utoipa::path(post, path = "/v1/transactions/bulk", tag = "transactions", request_body = BulkBody,
     responses((status = 200, body = BulkResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`expected_count_mismatch`: nothing changed; `matched_count` says how many rows matched", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn bulk(
@@ -315,6 +352,7 @@ pub struct DuplicateRow {
     #[serde(rename = "type")]
     pub tx_type: TxType,
     pub status: cofre_domain::transaction::TxStatus,
+    #[schema(format = Date)]
     pub date: String,
     pub account_id: String,
     pub category_id: Option<String>,
@@ -333,7 +371,9 @@ pub struct DuplicateGroupBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct Period {
+    #[schema(format = Date)]
     pub from: String,
+    #[schema(format = Date)]
     pub to: String,
 }
 

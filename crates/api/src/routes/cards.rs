@@ -32,19 +32,22 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[into_params(parameter_in = Query)]
 pub struct BillsQuery {
     /// Bills due from this day, `YYYY-MM-DD` (required).
-    #[param(required = true, format = Date)]
+    #[param(required = true, value_type = String, format = Date)]
     from: Option<String>,
     /// Bills due up to this day, `YYYY-MM-DD` (required); at most 366 days
     /// counting both ends.
-    #[param(required = true, format = Date)]
+    #[param(required = true, value_type = String, format = Date)]
     to: Option<String>,
 }
 
 /// One billing cycle's bill.
 #[derive(Serialize, ToSchema)]
 pub struct BillBody {
+    #[schema(format = Date)]
     pub cycle_start_date: String,
+    #[schema(format = Date)]
     pub close_date: String,
+    #[schema(format = Date)]
     pub due_date: String,
     /// Card DEBITs minus card CREDITs other than payments, stored and
     /// projected, dated in the cycle.
@@ -111,7 +114,7 @@ async fn card(
 /// The bills of a credit card whose due date lies in the window, one per
 /// billing cycle, oldest first.
 #[utoipa::path(get, path = "/v1/cards/{id}/bills", tag = "cards", params(
-        ("id" = String, Path, description = "The card's account id"), BillsQuery),
+        ("id" = String, Path, format = Uuid, description = "The card's account id"), BillsQuery),
     responses((status = 200, body = BillsBody),
         (status = 400, description = "Invalid window, or `not_a_credit_card`", body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
@@ -163,7 +166,7 @@ async fn list_bills(
 /// How much of a card's limit is in use: every unpaid bill whose cycle has
 /// started (closed or open) plus every installment still to come.
 #[utoipa::path(get, path = "/v1/cards/{id}/used-limit", tag = "cards",
-    params(("id" = String, Path, description = "The card's account id")),
+    params(("id" = String, Path, format = Uuid, description = "The card's account id")),
     responses((status = 200, body = UsedLimitBody),
         (status = 400, description = "`not_a_credit_card`", body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),

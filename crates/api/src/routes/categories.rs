@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -17,13 +17,13 @@ use super::{CommonErrors, created};
 use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiResult, Problem};
-use crate::extract::{AppJson, AppPath, path_id, uuid_patch};
-use crate::json::patch;
+use crate::extract::{AppJson, AppPath, AppQuery, path_id, uuid_field, uuid_patch};
+use crate::json::{ColorHex, Title, patch};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_categories, create_category))
-        .routes(routes!(update_category))
+        .routes(routes!(update_category, delete_category))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -38,6 +38,7 @@ pub struct CategoryBody {
     pub system: bool,
     /// Archived for this user.
     pub archived: bool,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 
@@ -64,13 +65,14 @@ pub struct CategoryList {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateCategory {
-    #[schema(required = true, max_length = 200)]
+    #[schema(required = true, value_type = Title)]
     title: Option<String>,
     /// Nests the category under a visible one.
+    #[schema(format = Uuid)]
     parent_id: Option<String>,
     icon_id: Option<String>,
     icon_name: Option<String>,
-    /// `#RRGGBB`
+    #[schema(value_type = Option<ColorHex>)]
     color_hex: Option<String>,
 }
 
@@ -78,17 +80,17 @@ pub struct CreateCategory {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateCategory {
-    #[schema(max_length = 200)]
+    #[schema(value_type = Option<Title>)]
     title: Option<String>,
     /// `null` moves the category to the top level.
     #[serde(default, deserialize_with = "patch")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, format = Uuid)]
     parent_id: Patch<String>,
     icon_id: Option<String>,
     icon_name: Option<String>,
     /// `null` removes the colour.
     #[serde(default, deserialize_with = "patch")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<ColorHex>)]
     color_hex: Patch<String>,
     archived: Option<bool>,
 }
@@ -126,7 +128,6 @@ async fn list_categories(
 #[utoipa::path(post, path = "/v1/categories", tag = "categories", request_body = CreateCategory,
     responses((status = 201, body = CategoryBody),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn create_category(
     State(state): State<AppState>,
@@ -154,7 +155,6 @@ async fn create_category(
     params(("id" = String, Path, format = Uuid)),
     responses((status = 200, body = CategoryBody),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn update_category(
@@ -170,4 +170,67 @@ async fn update_category(
         .update_category(auth.user(), id, &changes)
         .await?;
     Ok(AppJson(category.into()))
+}
+
+/// Query of DELETE.
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct DeleteCategoryQuery {
+    /// The category the deleted one's rows, rules and installment
+    /// purchases move to; without it they are left with no category.
+    #[param(value_type = Option<uuid::Uuid>)]
+    replacement_id: Option<String>,
+}
+
+/// What a deletion moved.
+#[derive(Serialize, ToSchema)]
+pub struct DeletedCategory {
+    #[schema(format = Uuid)]
+    pub deleted_category_id: String,
+    /// The category they moved to; null: to no category.
+    #[schema(format = Uuid)]
+    pub replacement_id: Option<String>,
+    /// Stored rows moved.
+    pub moved_transactions: u64,
+    /// Recurrence rules moved (their future entries follow).
+    pub moved_rules: u64,
+    /// Installment purchases moved (their future parts follow).
+    pub moved_plans: u64,
+}
+
+/// Deletes one of the user's own categories, in one transaction: its rows,
+/// recurrence rules and installment purchases move to `replacement_id`, or
+/// to no category; its subcategories move to the top level. System
+/// categories cannot be deleted (archive them instead).
+#[utoipa::path(delete, path = "/v1/categories/{id}", tag = "categories",
+    params(("id" = String, Path, format = Uuid), DeleteCategoryQuery),
+    responses((status = 200, body = DeletedCategory),
+        (status = 400, description = "`validation_error`: a system category, or a `replacement_id` that is the deleted category or no category of the user", body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        CommonErrors))]
+async fn delete_category(
+    State(state): State<AppState>,
+    auth: Auth<Write>,
+    AppPath(id): AppPath<String>,
+    AppQuery(query): AppQuery<DeleteCategoryQuery>,
+) -> ApiResult<AppJson<DeletedCategory>> {
+    let id = path_id(&id, CategoryId::parse)?;
+    let mut errors = FieldErrors::new();
+    let replacement = query
+        .replacement_id
+        .as_deref()
+        .and_then(|text| uuid_field(&mut errors, "replacement_id", text, CategoryId::parse));
+    errors.finish()?;
+    let moved = state
+        .store
+        .delete_category(auth.user(), id, replacement)
+        .await?;
+    Ok(AppJson(DeletedCategory {
+        deleted_category_id: id.to_string(),
+        replacement_id: replacement.map(|r| r.to_string()),
+        moved_transactions: moved.moved_transactions,
+        moved_rules: moved.moved_rules,
+        moved_plans: moved.moved_plans,
+    }))
 }

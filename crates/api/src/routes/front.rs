@@ -46,7 +46,7 @@ const INDEX: Index = Index {
 
 /// A small page for a browser: the server, its version, and links to the
 /// reference, the document and the health checks. Served from the binary.
-#[utoipa::path(get, path = "/", tag = "operations", security(()),
+#[utoipa::path(get, path = "/", tag = "operations",
     responses((status = 200, content_type = "text/html", body = String)))]
 async fn home() -> impl IntoResponse {
     let page = format!(
@@ -70,7 +70,7 @@ async fn home() -> impl IntoResponse {
 }
 
 /// Where the reference, the document and the health checks are.
-#[utoipa::path(get, path = "/v1", tag = "operations", security(()),
+#[utoipa::path(get, path = "/v1", tag = "operations",
     responses((status = 200, body = Index)))]
 async fn index() -> AppJson<Index> {
     AppJson(INDEX)

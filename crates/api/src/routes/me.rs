@@ -15,7 +15,7 @@ use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiResult, Problem};
 use crate::extract::AppJson;
-use crate::json::{JsonMoney, map_patch, patch};
+use crate::json::{JsonMoney, NonNegativeAmount, Title, map_patch, patch};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_me, patch_me))
@@ -122,13 +122,13 @@ async fn get_me(State(state): State<AppState>, auth: Auth<Read>) -> ApiResult<Ap
 #[serde(deny_unknown_fields)]
 pub struct PatchMe {
     #[serde(default, deserialize_with = "patch")]
-    #[schema(value_type = Option<String>, max_length = 200)]
+    #[schema(value_type = Option<Title>)]
     name: Patch<String>,
     #[serde(default, deserialize_with = "patch")]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<NonNegativeAmount>)]
     wage: Patch<JsonMoney>,
     #[serde(default, deserialize_with = "patch")]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<NonNegativeAmount>)]
     monthly_living_cost: Patch<JsonMoney>,
     #[serde(default, deserialize_with = "patch")]
     #[schema(value_type = Option<bool>)]
@@ -145,7 +145,6 @@ pub struct PatchMe {
 #[utoipa::path(patch, path = "/v1/me", tag = "profile", request_body = PatchMe,
     responses((status = 200, body = ProfileBody),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn patch_me(
     State(state): State<AppState>,

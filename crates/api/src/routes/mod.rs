@@ -4,6 +4,7 @@ mod accounts;
 mod bulk;
 mod cards;
 mod categories;
+pub(crate) mod export;
 mod front;
 mod me;
 mod operations;
@@ -32,6 +33,7 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .merge(overview::router())
         .merge(transfers::router())
         .merge(receipts::router())
+        .merge(export::router())
 }
 
 /// The public routes: operations and receipt files.
@@ -48,6 +50,10 @@ pub enum CommonErrors {
     /// Missing, unknown or revoked API key.
     #[response(status = 401, content_type = "application/problem+json")]
     Unauthorized(Problem),
+    /// `insufficient_scope`: the key lacks the scope the route needs (`read` for
+    /// GET, `write` for everything else).
+    #[response(status = 403, content_type = "application/problem+json")]
+    Forbidden(Problem),
     /// Rate limit exceeded; see `Retry-After`.
     #[response(status = 429, content_type = "application/problem+json")]
     RateLimited(Problem),

@@ -39,6 +39,7 @@ pub struct NextBillBody {
     pub description: String,
     /// What is left to pay.
     pub amount: JsonMoney,
+    #[schema(format = Date)]
     pub due_date: String,
     pub amount_is_estimate: bool,
 }

@@ -49,6 +49,12 @@ pub struct ReceiptForm {
     file: Vec<u8>,
 }
 
+/// The bytes of a receipt file.
+#[derive(ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)]
+pub struct ReceiptFile(Vec<u8>);
+
 /// The stored row a receipt path names.
 fn row_id(text: &str) -> ApiResult<TransactionId> {
     if text.starts_with(HANDLE_PREFIX) {
@@ -70,7 +76,6 @@ fn row_id(text: &str) -> ApiResult<TransactionId> {
     request_body(content = inline(ReceiptForm), content_type = "multipart/form-data"),
     responses((status = 200, body = ReceiptResult),
         (status = 400, description = "`validation_error`: a malformed id, a projected entry, or a missing, empty, over-size or not accepted `file`", body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such stored row", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "`unsupported_media_type`: the body is not multipart/form-data", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
@@ -108,7 +113,6 @@ async fn put_receipt(
     params(("id" = String, Path, format = Uuid, description = "A stored row's UUID")),
     responses((status = 200, body = ReceiptResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such stored row", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn delete_receipt(
@@ -131,11 +135,18 @@ async fn delete_receipt(
 /// A receipt file, at the `receipt_url` of its row. No key: the name
 /// (128 random bits) is the secret. Served with the type sniffed at upload
 /// and `X-Content-Type-Options: nosniff`.
-#[utoipa::path(get, path = "/receipts/{name}", tag = "operations", security(()),
-    params(("name" = String, Path, description = "32 hex digits, a dot and jpg, png, pdf, heic or webp")),
+#[utoipa::path(get, path = "/receipts/{name}", tag = "operations",
+    params(("name" = String, Path, pattern = r"^[0-9a-f]{32}\.(jpg|png|pdf|heic|webp)$",
+        description = "32 hex digits, a dot and jpg, png, pdf, heic or webp")),
     responses((status = 200, description = "The file", content(
-            ("image/jpeg"), ("image/png"), ("application/pdf"), ("image/heic"), ("image/webp"))),
-        (status = 404, description = "No such receipt", body = Problem, content_type = "application/problem+json")))]
+            (ReceiptFile = "image/jpeg"), (ReceiptFile = "image/png"), (ReceiptFile = "application/pdf"),
+            (ReceiptFile = "image/heic"), (ReceiptFile = "image/webp"))),
+        (status = 206, description = "The bytes a `Range` header asked for", content(
+            (ReceiptFile = "image/jpeg"), (ReceiptFile = "image/png"), (ReceiptFile = "application/pdf"),
+            (ReceiptFile = "image/heic"), (ReceiptFile = "image/webp"))),
+        (status = 304, description = "Not modified since the `If-Modified-Since` sent"),
+        (status = 404, description = "No such receipt", body = Problem, content_type = "application/problem+json"),
+        (status = 416, description = "The `Range` asked for lies outside the file")))]
 async fn get_receipt(
     State(state): State<AppState>,
     AppPath(name): AppPath<String>,

@@ -16,6 +16,7 @@ use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiResult, Problem};
 use crate::extract::{AppJson, AppPath, path_id};
+use crate::json::{ColorHex, Title};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -29,6 +30,7 @@ pub struct TagBody {
     pub title: String,
     /// `#RRGGBB`
     pub color_hex: String,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 
@@ -52,10 +54,9 @@ pub struct TagList {
 #[serde(deny_unknown_fields)]
 pub struct CreateTag {
     /// Unique per user, ignoring case.
-    #[schema(required = true, max_length = 200)]
+    #[schema(required = true, value_type = Title)]
     title: Option<String>,
-    /// `#RRGGBB`
-    #[schema(required = true)]
+    #[schema(required = true, value_type = ColorHex)]
     color_hex: Option<String>,
 }
 
@@ -73,7 +74,6 @@ async fn list_tags(State(state): State<AppState>, auth: Auth<Read>) -> ApiResult
 #[utoipa::path(post, path = "/v1/tags", tag = "tags", request_body = CreateTag,
     responses((status = 201, body = TagBody),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn create_tag(
@@ -102,11 +102,12 @@ async fn create_tag(
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(min_properties = 1)]
 pub struct UpdateTag {
     /// Unique per user, ignoring case.
-    #[schema(max_length = 200)]
+    #[schema(value_type = Option<Title>)]
     title: Option<String>,
-    /// `#RRGGBB`
+    #[schema(value_type = Option<ColorHex>)]
     color_hex: Option<String>,
 }
 
@@ -116,7 +117,6 @@ pub struct UpdateTag {
     params(("id" = String, Path, format = Uuid)),
     responses((status = 200, body = TagBody),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
@@ -138,7 +138,6 @@ async fn update_tag(
     params(("id" = String, Path, format = Uuid)),
     responses((status = 204, description = "Deleted"),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn delete_tag(

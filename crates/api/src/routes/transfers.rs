@@ -20,7 +20,7 @@ use crate::AppState;
 use crate::auth::{Auth, Write};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{AppJson, AppPath, uuid_field};
-use crate::json::JsonMoney;
+use crate::json::{Amount, Description, JsonMoney, Notes};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -34,20 +34,19 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(deny_unknown_fields)]
 pub struct CreateTransfer {
     /// The account the money leaves (a DEBIT there).
-    #[schema(required = true, format = Uuid)]
+    #[schema(required = true, value_type = String, format = Uuid)]
     from_account_id: Option<String>,
     /// The account the money reaches (a CREDIT there).
-    #[schema(required = true, format = Uuid)]
+    #[schema(required = true, value_type = String, format = Uuid)]
     to_account_id: Option<String>,
-    /// Positive, at most 2 decimal places.
-    #[schema(required = true, value_type = f64)]
+    #[schema(required = true, value_type = Amount)]
     amount: Option<JsonMoney>,
-    #[schema(required = true, max_length = 500)]
+    #[schema(required = true, value_type = Description)]
     description: Option<String>,
     /// `YYYY-MM-DD`; default today (a future date makes both legs PENDING).
     #[schema(format = Date)]
     date: Option<String>,
-    #[schema(max_length = 5000)]
+    #[schema(value_type = Option<Notes>)]
     notes: Option<String>,
 }
 
@@ -122,7 +121,6 @@ fn stored_id(text: &str) -> ApiResult<TransactionId> {
 #[utoipa::path(post, path = "/v1/transfers", tag = "transfers", request_body = CreateTransfer,
     responses((status = 201, body = CreatedTransfer),
         (status = 400, description = "Invalid body: same account twice, an unknown, archived or other currency account, a non-positive amount", body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn create_transfer(
     State(state): State<AppState>,
@@ -146,10 +144,9 @@ async fn create_transfer(
 /// "Transferência", categories the user chose stay.
 #[utoipa::path(post, path = "/v1/transactions/{id}/mark-transfer", tag = "transfers",
     request_body(content = Option<MarkTransfer>, description = "Optional; an empty body marks the row alone"),
-    params(("id" = String, Path, description = "A stored row's UUID")),
+    params(("id" = String, Path, format = Uuid, description = "A stored row's UUID")),
     responses((status = 200, body = MarkedTransfer),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such transaction", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`transfer_conflict`: the row or its counterpart already is in a transfer", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
@@ -191,10 +188,9 @@ async fn mark_transfer(
 /// reappears with its category cleared. A row that is no transfer is left
 /// as it is (an empty `transaction_ids`).
 #[utoipa::path(post, path = "/v1/transactions/{id}/unmark-transfer", tag = "transfers",
-    params(("id" = String, Path, description = "A stored row's UUID")),
+    params(("id" = String, Path, format = Uuid, description = "A stored row's UUID")),
     responses((status = 200, body = UnmarkedTransfer),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such transaction", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 async fn unmark_transfer(

@@ -541,7 +541,114 @@ async fn patch_unknown_or_malformed_id(backend: Backend) {
     assert_eq!(by_id(&still, &theirs)["archived"], false);
 }
 
+async fn a_deleted_category_hands_its_rows_to_the_replacement(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let pets = id_of(&create(&app, json!({"title": "Pets"})).await);
+    let vet = id_of(&create(&app, json!({"title": "Vet", "parent_id": pets})).await);
+    let home = id_of(&create(&app, json!({"title": "Casa"})).await);
+    let account = app.bank("Conta").await;
+    let row = app
+        .tx(
+            json!({"account_id": account, "type": "DEBIT", "amount": 10, "description": "Ração",
+            "date": "2026-11-20", "category_id": pets}),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let rule = app
+        .post(
+            "/v1/transactions",
+            json!({"account_id": account, "type": "DEBIT", "amount": 30, "description": "Plano",
+                "date": "2026-12-05", "category_id": pets, "recurrence": {"frequency": "MONTHLY"}}),
+        )
+        .await
+        .ok(201)["recurrence_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let moved = app
+        .delete(&format!("/v1/categories/{pets}?replacement_id={home}"))
+        .await;
+    let moved = moved.ok(200);
+    assert_eq!(moved["moved_transactions"], 1);
+    assert_eq!(moved["moved_rules"], 1);
+    assert_eq!(moved["replacement_id"], home.as_str());
+    let stored = app.get(&format!("/v1/transactions/{row}")).await;
+    assert_eq!(stored.ok(200)["transaction"]["category_id"], home.as_str());
+    let handle = format!("mocked-recurrence:{rule}:2026-12-05");
+    let projected = app.get(&format!("/v1/transactions/{handle}")).await;
+    assert_eq!(
+        projected.ok(200)["transaction"]["category_id"],
+        home.as_str()
+    );
+    let categories = list(&app).await;
+    assert!(!categories.iter().any(|c| c["id"] == pets.as_str()));
+    // The subcategory stays, at the top level.
+    assert_eq!(by_id(&categories, &vet)["parent_id"], Value::Null);
+    app.delete(&format!("/v1/categories/{pets}"))
+        .await
+        .problem(404, "not_found");
+
+    // Without a replacement, the rows are left with no category.
+    let moved = app.delete(&format!("/v1/categories/{home}")).await;
+    assert_eq!(moved.ok(200)["replacement_id"], Value::Null);
+    let stored = app.get(&format!("/v1/transactions/{row}")).await;
+    assert_eq!(stored.ok(200)["transaction"]["category_id"], Value::Null);
+}
+
+async fn category_deletion_refuses_bad_input(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let own = id_of(&create(&app, json!({"title": "Pets"})).await);
+    let system = system_id(&app, "Mercado").await;
+    app.delete(&format!("/v1/categories/{system}"))
+        .await
+        .invalid(&["id"]);
+    app.delete(&format!("/v1/categories/{own}?replacement_id={own}"))
+        .await
+        .invalid(&["replacement_id"]);
+    app.delete(&format!("/v1/categories/{own}?replacement_id={ZERO_ID}"))
+        .await
+        .invalid(&["replacement_id"]);
+    app.delete(&format!("/v1/categories/{own}?replacement_id=nope"))
+        .await
+        .invalid(&["replacement_id"]);
+    app.delete(&format!("/v1/categories/{own}?other=1"))
+        .await
+        .problem(400, "validation_error");
+    app.delete(&format!("/v1/categories/{ZERO_ID}"))
+        .await
+        .problem(404, "not_found");
+    // Another user's category is nobody's here, as replacement or target.
+    let (_, other) = app.new_user().await;
+    let theirs = app
+        .call(
+            Method::POST,
+            "/v1/categories",
+            Some(&other),
+            Some(json!({"title": "Deles"})),
+        )
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    app.delete(&format!("/v1/categories/{own}?replacement_id={theirs}"))
+        .await
+        .invalid(&["replacement_id"]);
+    app.delete(&format!("/v1/categories/{theirs}"))
+        .await
+        .problem(404, "not_found");
+    // A system category is a fine replacement.
+    app.delete(&format!("/v1/categories/{own}?replacement_id={system}"))
+        .await
+        .ok(200);
+}
+
 on_both_backends!(
+    a_deleted_category_hands_its_rows_to_the_replacement,
+    category_deletion_refuses_bad_input,
     lists_system_categories,
     list_mixes_own_categories_ordered_by_folded_title,
     creates_own_categories,

@@ -14,6 +14,7 @@ mod categories;
 mod concurrency;
 mod deadline;
 mod demo;
+mod export;
 mod hostile;
 mod limits;
 mod listing;

@@ -23,11 +23,9 @@ pub struct TransactionBody {
     /// A UUID for stored rows; a `mocked-` handle for projected entries.
     pub id: String,
     pub projected: bool,
-    /// Null for stored rows; for projections `{kind: recurrence, rule_id,
-    /// date}` or `{kind: installment, purchase_id, number, count}`.
-    #[schema(value_type = Option<Object>)]
-    pub projection: Option<serde_json::Value>,
-    /// `YYYY-MM-DD`
+    /// Null for stored rows; for projected entries, what they come from.
+    pub projection: Option<ProjectionBody>,
+    #[schema(format = Date)]
     pub date: String,
     #[serde(rename = "type")]
     pub tx_type: TxType,
@@ -42,6 +40,7 @@ pub struct TransactionBody {
     pub category_id: Option<String>,
     pub tags: Vec<TagInTransaction>,
     pub recurrence_id: Option<String>,
+    #[schema(format = Date)]
     pub recurrence_period_date: Option<String>,
     pub installment: Option<InstallmentBody>,
     pub transfer_group_id: Option<String>,
@@ -57,6 +56,31 @@ pub struct TransactionBody {
     pub open_finance: bool,
 }
 
+/// What a projected entry comes from, by `kind`.
+#[derive(Serialize, ToSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ProjectionBody {
+    /// An occurrence of a recurrence rule, on `date`.
+    Recurrence {
+        #[schema(format = Uuid)]
+        rule_id: String,
+        #[schema(format = Date)]
+        date: String,
+    },
+    /// Part `number` of `count` of an installment purchase.
+    Installment {
+        #[schema(format = Uuid)]
+        purchase_id: String,
+        number: u16,
+        count: Option<u16>,
+    },
+    /// A credit card's bill.
+    Bill {
+        #[schema(format = Uuid)]
+        card_id: String,
+    },
+}
+
 /// `installment` of an entry.
 #[derive(Serialize, ToSchema)]
 pub struct InstallmentBody {
@@ -70,19 +94,23 @@ impl TransactionBody {
     pub fn from_entry(t: Transaction, public_url: &str) -> Self {
         let projection = match &t.id {
             EntryId::Stored(_) => None,
-            EntryId::Projected(Handle::Recurrence { rule_id, date }) => Some(serde_json::json!({
-                "kind": "recurrence", "rule_id": rule_id.to_string(), "date": format_date(*date),
-            })),
+            EntryId::Projected(Handle::Recurrence { rule_id, date }) => {
+                Some(ProjectionBody::Recurrence {
+                    rule_id: rule_id.to_string(),
+                    date: format_date(*date),
+                })
+            }
             EntryId::Projected(Handle::Installment {
                 purchase_id,
                 number,
-            }) => Some(serde_json::json!({
-                "kind": "installment", "purchase_id": purchase_id.to_string(), "number": number,
-                "count": t.installment.map(|i| i.count),
-            })),
-            EntryId::Projected(Handle::Bill { card_id, .. }) => Some(serde_json::json!({
-                "kind": "bill", "card_id": card_id.to_string(),
-            })),
+            }) => Some(ProjectionBody::Installment {
+                purchase_id: purchase_id.to_string(),
+                number: *number,
+                count: t.installment.map(|i| i.count),
+            }),
+            EntryId::Projected(Handle::Bill { card_id, .. }) => Some(ProjectionBody::Bill {
+                card_id: card_id.to_string(),
+            }),
         };
         Self {
             id: t.id.to_string(),

@@ -19,7 +19,7 @@ use crate::AppState;
 use crate::auth::{Auth, Write};
 use crate::error::{ApiResult, Problem};
 use crate::extract::{AppJson, uuid_field};
-use crate::json::JsonMoney;
+use crate::json::{Amount, Description, JsonMoney, Notes};
 use crate::ledger;
 use crate::routes::{CommonErrors, created};
 
@@ -30,25 +30,26 @@ use crate::routes::{CommonErrors, created};
 pub struct CreateTransaction {
     #[schema(format = Uuid)]
     id: Option<String>,
-    #[schema(required = true, format = Uuid)]
+    #[schema(required = true, value_type = String, format = Uuid)]
     account_id: Option<String>,
     #[serde(rename = "type")]
-    #[schema(required = true)]
+    #[schema(required = true, value_type = TxType)]
     tx_type: Option<TxType>,
-    /// Positive, at most 2 decimal places.
-    #[schema(required = true, value_type = f64)]
+    /// For installments, the total.
+    #[schema(required = true, value_type = Amount)]
     amount: Option<JsonMoney>,
-    #[schema(required = true, max_length = 500)]
+    #[schema(required = true, value_type = Description)]
     description: Option<String>,
     /// `YYYY-MM-DD`; default today.
     #[schema(format = Date)]
     date: Option<String>,
     /// Default POSTED up to today, PENDING after.
     status: Option<TxStatus>,
-    #[schema(max_length = 5000)]
+    #[schema(value_type = Option<Notes>)]
     notes: Option<String>,
     #[schema(format = Uuid)]
     category_id: Option<String>,
+    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
     tag_ids: Option<Vec<String>>,
     /// An installment purchase: `amount` is the total.
     installments: Option<InstallmentsBody>,
@@ -60,14 +61,14 @@ pub struct CreateTransaction {
 #[serde(deny_unknown_fields)]
 pub struct InstallmentsBody {
     /// 2 to 420 parts of equal cents, the leftover cents on the first.
-    #[schema(required = true, minimum = 2, maximum = 420)]
+    #[schema(required = true, value_type = u16, minimum = 2, maximum = 420)]
     count: Option<u16>,
 }
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecurrenceBody {
-    #[schema(required = true)]
+    #[schema(required = true, value_type = Frequency)]
     frequency: Option<Frequency>,
     /// Default 1.
     #[schema(minimum = 1, maximum = 1000)]
@@ -155,7 +156,6 @@ impl CreateTransaction {
     responses((status = 201, body = CreationResult),
         (status = 200, description = "Replay of an earlier creation, or an equivalent rule reused", body = CreationResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`id_conflict`: the id was used for another request; `limit_reached`: the user has the most recurrence rules (1,000) or installment purchases (10,000) a user may have", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 pub(super) async fn create_transaction(

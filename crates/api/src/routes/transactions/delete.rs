@@ -28,11 +28,14 @@ use crate::routes::CommonErrors;
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct DeleteQuery {
-    /// `this`, `future` or `all`, for entries of a series.
+    /// For entries of a series: this entry, this and later ones, or all.
+    #[param(inline, value_type = Option<Scope>)]
     scope: Option<String>,
     /// `true` (default): POSTED occurrences of a series are kept.
+    #[param(value_type = Option<bool>)]
     preserve_posted: Option<String>,
     /// `true`: hides the whole installment series.
+    #[param(value_type = Option<bool>)]
     hide_series: Option<String>,
     /// `YYYY-MM-DD`: the occurrence or cut-off day, for a rule given by id.
     #[param(format = Date)]
@@ -84,11 +87,10 @@ impl DeleteQuery {
 /// installment purchase. The id may also be a rule's id, with `date` naming
 /// the occurrence (scope `this`) or the cut-off day (scope `future`).
 #[utoipa::path(delete, path = "/v1/transactions/{id}", tag = "transactions", params(
-        ("id" = String, Path, description = "A stored row's UUID, a projection handle, or a rule id"),
+        ("id" = String, Path, pattern = r"^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|mocked-(recurrence|installment|bill):[^/]+)$", description = "A stored row's UUID, a projection handle, or a rule id"),
         DeleteQuery),
     responses((status = 200, body = DeleteResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]
 pub(super) async fn delete_transaction(

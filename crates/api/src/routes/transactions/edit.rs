@@ -3,7 +3,10 @@
 
 use axum::extract::State;
 use serde::Deserialize;
-use utoipa::ToSchema;
+use std::borrow::Cow;
+use utoipa::openapi::schema::{AnyOfBuilder, Schema};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 
 use cofre_domain::account::Patch;
 use cofre_domain::bills::{PaymentDecision, decide_payment};
@@ -21,36 +24,39 @@ use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{AppJson, AppPath, parse_value, uuid_field, uuid_patch};
-use crate::json::{JsonMoney, patch};
+use crate::json::{Amount, Description, JsonMoney, Notes, patch};
 use crate::routes::CommonErrors;
 use crate::{cards, ledger};
 
 /// Changes a stored row; only the fields sent change.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(min_properties = 1)]
 pub struct UpdateTransaction {
     #[schema(format = Date)]
     date: Option<String>,
     #[serde(rename = "type")]
     tx_type: Option<TxType>,
     status: Option<TxStatus>,
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<Amount>)]
     amount: Option<JsonMoney>,
-    #[schema(max_length = 500)]
+    #[schema(value_type = Option<Description>)]
     description: Option<String>,
     /// `null` clears the notes.
     #[serde(default, deserialize_with = "patch")]
-    #[schema(value_type = Option<String>, max_length = 5000)]
+    #[schema(value_type = Option<Notes>)]
     notes: Patch<String>,
     /// `null` removes the category.
     #[serde(default, deserialize_with = "patch")]
     #[schema(value_type = Option<String>, format = Uuid)]
     category_id: Patch<String>,
     /// Replaces the tags.
+    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
     tag_ids: Option<Vec<String>>,
     hide_from_results: Option<bool>,
-    /// `this`, `future` or `all`: for entries of a series. A row outside a
-    /// series is the only entry it changes.
+    /// For entries of a series: this entry, this and later ones, or all. A
+    /// row outside a series is the only entry it changes.
+    #[schema(value_type = Option<Scope>)]
     scope: Option<String>,
 }
 
@@ -59,7 +65,7 @@ pub struct UpdateTransaction {
 #[serde(deny_unknown_fields)]
 pub struct PayBill {
     /// Default: what is left to pay.
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<Amount>)]
     amount: Option<JsonMoney>,
     /// `YYYY-MM-DD`; default today.
     #[schema(format = Date)]
@@ -69,12 +75,37 @@ pub struct PayBill {
     account_id: Option<String>,
 }
 
-/// The body of PATCH: changes to an entry, or the payment of a bill.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub enum PatchBody {
-    Update(UpdateTransaction),
-    PayBill(PayBill),
+/// The body of PATCH, declared as what a client sends: the changes of an
+/// entry, or (on a `mocked-bill:` handle) the payment of a bill. Any of
+/// the two, since `{"amount": 10}` is both.
+pub struct PatchBody;
+
+impl PartialSchema for PatchBody {
+    fn schema() -> RefOr<Schema> {
+        AnyOfBuilder::new()
+            .item(Ref::from_schema_name(UpdateTransaction::name()))
+            .item(Ref::from_schema_name(PayBill::name()))
+            .description(Some(
+                "`UpdateTransaction` for a row or projection; `PayBill` for a `mocked-bill:` handle",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for PatchBody {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("PatchTransaction")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push((
+            UpdateTransaction::name().into(),
+            UpdateTransaction::schema(),
+        ));
+        UpdateTransaction::schemas(schemas);
+        schemas.push((PayBill::name().into(), PayBill::schema()));
+        PayBill::schemas(schemas);
+    }
 }
 
 impl UpdateTransaction {
@@ -222,7 +253,7 @@ async fn pay_bill(
 /// One entry by id: a stored row, or a projected entry by its handle
 /// (`mocked-recurrence:<rule>:<YYYY-MM-DD>`, `mocked-installment:<purchase>:<k>`).
 #[utoipa::path(get, path = "/v1/transactions/{id}", tag = "transactions",
-    params(("id" = String, Path, description = "A stored row's UUID or a projection handle")),
+    params(("id" = String, Path, pattern = r"^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|mocked-(recurrence|installment|bill):[^/]+)$", description = "A stored row's UUID or a projection handle")),
     responses((status = 200, body = TransactionEnvelope),
         (status = 400, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
@@ -261,10 +292,9 @@ pub(super) async fn get_transaction(
 /// and its pending stored rows. Rows of a series accept `future` and `all`
 /// too.
 #[utoipa::path(patch, path = "/v1/transactions/{id}", tag = "transactions", request_body = PatchBody,
-    params(("id" = String, Path, description = "A stored row's UUID or a projection handle")),
+    params(("id" = String, Path, pattern = r"^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|mocked-(recurrence|installment|bill):[^/]+)$", description = "A stored row's UUID or a projection handle")),
     responses((status = 200, body = UpdateResult),
         (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 403, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found` or `projection_not_found`", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`nothing_to_pay`: the bill a `mocked-bill:` handle names is paid; `transfer_conflict`: the `type` of one transfer leg cannot change alone; `limit_reached`: splitting a rule (`scope=future`) would pass the 1,000 rules a user may have", body = Problem, content_type = "application/problem+json"),
         CommonErrors))]

@@ -5,7 +5,7 @@ use axum::extract::State;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 
 use cofre_domain::account::SubType;
 use cofre_domain::category::with_descendants;
@@ -38,47 +38,83 @@ pub const MAX_PAGE: usize = 100;
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Window start, `YYYY-MM-DD` (required).
-    #[param(required = true, format = Date)]
+    #[param(required = true, value_type = String, format = Date)]
     from: Option<String>,
     /// Window end, `YYYY-MM-DD` (required); at most 366 days from `from`.
-    #[param(required = true, format = Date)]
+    #[param(required = true, value_type = String, format = Date)]
     to: Option<String>,
-    /// `cashflow` (default) or `ledger`.
+    /// Default `cashflow`.
+    #[param(inline, value_type = Option<View>)]
     view: Option<String>,
-    /// `PENDING` or `POSTED`.
+    #[param(value_type = Option<TxStatus>)]
     status: Option<String>,
-    /// `DEBIT` or `CREDIT`.
     #[serde(rename = "type")]
-    #[param(rename = "type")]
+    #[param(rename = "type", value_type = Option<TxType>)]
     tx_type: Option<String>,
-    /// Comma-separated account ids.
+    /// Account ids, comma-separated.
+    #[param(value_type = Option<Vec<uuid::Uuid>>, style = Form, explode = false, min_items = 1, max_items = 100)]
     account_id: Option<String>,
-    /// Comma-separated category ids.
+    /// Category ids, comma-separated.
+    #[param(value_type = Option<Vec<uuid::Uuid>>, style = Form, explode = false, min_items = 1, max_items = 100)]
     category_id: Option<String>,
-    /// `true` (default): a category also selects its subcategories.
+    /// Default `true`: a category also selects its subcategories.
+    #[param(value_type = Option<bool>)]
     include_subcategories: Option<String>,
-    /// Comma-separated tag ids: rows with any of them.
+    /// Tag ids, comma-separated: rows with any of them.
+    #[param(value_type = Option<Vec<uuid::Uuid>>, style = Form, explode = false, min_items = 1, max_items = 100)]
     tag_id: Option<String>,
     /// `true`: only rows without a category.
+    #[param(value_type = Option<bool>)]
     no_category: Option<String>,
     /// `true`: only rows without tags.
+    #[param(value_type = Option<bool>)]
     no_tags: Option<String>,
     /// `true`: only entries of recurrence rules.
+    #[param(value_type = Option<bool>)]
     is_recurring: Option<String>,
     /// `true`: only installments.
+    #[param(value_type = Option<bool>)]
     is_installments: Option<String>,
-    /// A `mocked-bill:` handle: the card's rows dated in that bill's cycle.
+    /// A `mocked-bill:<card id>:<YYYYMM>` handle: the card's rows dated in
+    /// that bill's cycle.
+    #[param(
+        pattern = r"^mocked-bill:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}:[0-9]{4}(0[1-9]|1[0-2])$"
+    )]
     bill_id: Option<String>,
-    /// Comma-separated account sub types.
+    /// Account sub types, comma-separated.
+    #[param(value_type = Option<Vec<SubType>>, style = Form, explode = false, min_items = 1, max_items = 100)]
     sub_type: Option<String>,
     /// `true`: only hidden rows; `false` (default): only visible rows.
+    #[param(value_type = Option<bool>)]
     hidden: Option<String>,
     /// Case-insensitive text in description, notes or original description.
+    #[param(max_length = 200)]
     search: Option<String>,
-    /// Page size, 1-100, default 50.
+    /// Page size, default 50.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
     limit: Option<String>,
     /// `next_cursor` of the previous page.
+    #[param(max_length = 400)]
     cursor: Option<String>,
+}
+
+/// How the list shows card spending: `cashflow` shows a card's bills where
+/// the money leaves the bank, `ledger` every stored and projected row.
+#[derive(Clone, Copy, PartialEq, Eq, ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum View {
+    Cashflow,
+    Ledger,
+}
+
+impl View {
+    fn parse(text: &str) -> Option<View> {
+        match text {
+            "cashflow" => Some(View::Cashflow),
+            "ledger" => Some(View::Ledger),
+            _ => None,
+        }
+    }
 }
 
 fn id_list<T>(
@@ -150,11 +186,13 @@ impl ListQuery {
         if let (Some(from), Some(to)) = (from, to) {
             errors.check(check_window(from, to));
         }
-        if let Some(view) = self.view.as_deref()
-            && !matches!(view, "cashflow" | "ledger")
-        {
-            errors.add("view", "must be cashflow or ledger");
-        }
+        let view = self.view.as_deref().and_then(|text| {
+            let parsed = View::parse(text);
+            if parsed.is_none() {
+                errors.add("view", "must be cashflow or ledger");
+            }
+            parsed
+        });
         let status = self.status.as_deref().and_then(|s| {
             let parsed = TxStatus::parse(s);
             if parsed.is_none() {
@@ -227,7 +265,7 @@ impl ListQuery {
                     None
                 }
             });
-        let cashflow = self.view.as_deref() != Some("ledger");
+        let cashflow = view != Some(View::Ledger);
         let search = self
             .search
             .as_deref()

@@ -19,6 +19,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::uuid_field;
 
+pub(super) use bodies::TransactionBody;
 pub(super) use edit::UpdateTransaction;
 pub(super) use list::{ListQuery, ParsedList, resolve_filter};
 
