@@ -14,6 +14,8 @@ use cofre_store::StoreError;
 pub enum ApiError {
     Validation(Vec<FieldError>),
     Unauthorized,
+    /// `/metrics` without the token `COFRE_METRICS_TOKEN` asks for.
+    MetricsUnauthorized,
     InsufficientScope(&'static str),
     NotFound,
     ProjectionNotFound,
@@ -95,6 +97,11 @@ impl ApiError {
                 StatusCode::UNAUTHORIZED,
                 "unauthorized",
                 "Missing or invalid API key",
+            ),
+            ApiError::MetricsUnauthorized => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "Missing or invalid metrics token",
             ),
             ApiError::InsufficientScope(_) => (
                 StatusCode::FORBIDDEN,
@@ -180,6 +187,9 @@ impl ApiError {
             ApiError::Unauthorized => {
                 "send a valid key as 'Authorization: Bearer cofre_<id>_<secret>'".into()
             }
+            ApiError::MetricsUnauthorized => {
+                "send the server's metrics token as 'Authorization: Bearer <token>'".into()
+            }
             ApiError::InsufficientScope(scope) => {
                 format!("this operation needs a key with the '{scope}' scope")
             }
@@ -264,7 +274,7 @@ impl IntoResponse for ApiError {
             ApiError::DeadlineExceeded { .. } | ApiError::Busy => Some(1),
             _ => None,
         };
-        let unauthorized = matches!(self, ApiError::Unauthorized);
+        let unauthorized = matches!(self, ApiError::Unauthorized | ApiError::MetricsUnauthorized);
         let (status, problem) = self.into_problem();
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (status, body).into_response();

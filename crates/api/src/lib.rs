@@ -61,6 +61,8 @@ pub struct ApiConfig {
     pub read_cache_bytes: usize,
     /// How long one request may run before it is cut off with a 503.
     pub request_timeout: Duration,
+    /// When set, `/metrics` answers only requests bearing this token.
+    pub metrics_token: Option<String>,
 }
 
 impl Default for ApiConfig {
@@ -74,6 +76,7 @@ impl Default for ApiConfig {
             receipts_dir: PathBuf::from("./receipts"),
             read_cache_bytes: 64 << 20,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            metrics_token: None,
         }
     }
 }

@@ -103,9 +103,21 @@ pub struct ServeArgs {
     #[arg(long, env = "COFRE_SHUTDOWN_GRACE", default_value_t = 15,
         value_parser = clap::value_parser!(u64).range(0..=3_600))]
     pub shutdown_grace: u64,
+    /// When set, `/metrics` answers only `Authorization: Bearer <token>`
+    /// (at least 16 characters).
+    #[arg(long, env = "COFRE_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
 }
 
 impl ServeArgs {
+    pub fn metrics_token(&self) -> Result<Option<String>, String> {
+        match self.metrics_token.as_deref().map(str::trim) {
+            None | Some("") => Ok(None),
+            Some(token) if token.chars().count() >= 16 => Ok(Some(token.to_owned())),
+            Some(_) => Err("COFRE_METRICS_TOKEN must be at least 16 characters".into()),
+        }
+    }
+
     pub fn base_currency(&self) -> Result<String, String> {
         cofre_domain::text::currency("base_currency", &self.base_currency).map_err(|_| {
             format!(

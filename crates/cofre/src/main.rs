@@ -262,6 +262,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                         .unwrap_or(usize::MAX)
                         .saturating_mul(1 << 20),
                     request_timeout: Duration::from_secs(args.request_timeout),
+                    metrics_token: args.metrics_token()?,
                 }),
             };
             serve(listener, state, Duration::from_secs(args.shutdown_grace)).await

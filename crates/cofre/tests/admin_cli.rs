@@ -179,3 +179,48 @@ async fn a_deleted_user_leaves_nothing_behind() {
     let again = cofre(&url, &["users", "delete", &ana, "--yes"]);
     assert!(!again.status.success());
 }
+
+#[tokio::test]
+async fn a_user_exports_to_a_file_as_json_or_csv() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("export.db").display());
+    let ana = ok(&cofre(&url, &["users", "create", "--name", "Ana"]));
+    ok(&cofre(
+        &url,
+        &[
+            "demo-data",
+            "--user",
+            &ana,
+            "--profile",
+            "small",
+            "--seed",
+            "7",
+        ],
+    ));
+    let json_path = dir.path().join("ana.json");
+    let json_file = json_path.to_str().unwrap();
+    ok(&cofre(
+        &url,
+        &["export", "--user", &ana, "--out", json_file],
+    ));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json_path).unwrap()).expect("a JSON document");
+    assert_eq!(doc["profile"]["id"], ana.as_str());
+    let rows = doc["transactions"].as_array().unwrap().len();
+    assert!(rows > 100, "{rows} rows");
+    assert!(!doc["accounts"].as_array().unwrap().is_empty());
+
+    let csv = ok(&cofre(&url, &["export", "--user", &ana, "--format", "csv"]));
+    assert!(csv.starts_with("id,date,type,status,amount,"));
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    assert_eq!(reader.records().count(), rows);
+
+    // An existing file is never overwritten; bad arguments are named.
+    let again = cofre(&url, &["export", "--user", &ana, "--out", json_file]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists"));
+    let bad = cofre(&url, &["export", "--user", &ana, "--format", "xml"]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--format must be json or csv"));
+    let nobody = cofre(&url, &["export", "--user", "nope"]);
+    assert!(String::from_utf8_lossy(&nobody.stderr).contains("--user must be a user id"));
+}

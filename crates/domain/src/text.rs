@@ -7,13 +7,14 @@ pub const TITLE_MAX: usize = 200;
 pub const DESCRIPTION_MAX: usize = 500;
 pub const NOTES_MAX: usize = 5_000;
 
-/// A required, trimmed, non-empty text of at most `max` characters.
+/// A required, non-empty text of at most `max` characters as sent (the
+/// limit the API document states), stored trimmed.
 pub fn required_text(field: &str, value: &str, max: usize) -> Result<String, DomainError> {
+    max_chars(field, value, max)?;
     let trimmed = value.trim();
     if trimmed.is_empty() {
         return Err(DomainError::field(field, "must not be empty"));
     }
-    max_chars(field, trimmed, max)?;
     Ok(trimmed.to_owned())
 }
 

@@ -1,9 +1,10 @@
 //! Health, readiness and metrics: public, outside `/v1`.
 
 use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -54,12 +55,26 @@ async fn readyz(State(state): State<AppState>) -> axum::response::Response {
     }
 }
 
-/// Prometheus metrics in the text exposition format.
+/// Prometheus metrics in the text exposition format. Public unless the
+/// server sets `COFRE_METRICS_TOKEN`; then only with
+/// `Authorization: Bearer <that token>` (not an API key).
 #[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, content_type = "text/plain", body = String)))]
-async fn metrics() -> impl IntoResponse {
+    responses((status = 200, content_type = "text/plain", body = String),
+        (status = 401, description = "`COFRE_METRICS_TOKEN` is set and the request does not bear it", body = Problem, content_type = "application/problem+json")))]
+async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if let Some(token) = &state.config.metrics_token {
+        let sent = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !bool::from(sent.as_bytes().ct_eq(token.as_bytes())) {
+            return ApiError::MetricsUnauthorized.into_response();
+        }
+    }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         crate::metrics_handle().render(),
     )
+        .into_response()
 }

@@ -22,7 +22,7 @@ struct Operation {
     method: Method,
     /// The path template, e.g. `/v1/accounts/{id}`.
     path: String,
-    /// No key needed (`security: [{}]`).
+    /// No key needed (`security: []`).
     public: bool,
     /// The body is a multipart form (receipt uploads).
     multipart: bool,
@@ -52,11 +52,14 @@ fn operations() -> Vec<Operation> {
             let Ok(method) = name.to_uppercase().parse::<Method>() else {
                 continue;
             };
-            // No `security` inherits the document's (a bearer key); a
-            // requirement with no scheme in it makes the key optional.
+            // No `security` inherits the document's (a bearer key); an
+            // empty list needs none, and a requirement with no scheme in it
+            // makes the key optional.
             let public = op["security"].as_array().is_some_and(|reqs| {
-                reqs.iter()
-                    .any(|r| r.as_object().is_some_and(|o| o.is_empty()))
+                reqs.is_empty()
+                    || reqs
+                        .iter()
+                        .any(|r| r.as_object().is_some_and(|o| o.is_empty()))
             });
             let multipart = op["requestBody"]["content"]
                 .as_object()

@@ -4,6 +4,8 @@ use axum::body::Body;
 use axum::http::{Method, Request};
 use serde_json::json;
 
+use cofre_api::ApiConfig;
+
 use crate::on_both_backends;
 use crate::support::{Backend, TestApp};
 
