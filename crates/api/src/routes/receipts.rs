@@ -5,7 +5,7 @@ use axum::extract::multipart::{Multipart, MultipartRejection};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -39,8 +39,9 @@ pub struct ReceiptResult {
     pub receipt_url: Option<String>,
 }
 
-/// The upload form.
-#[derive(ToSchema)]
+/// The upload form: `file` and nothing else.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct ReceiptForm {
     /// JPEG, PNG, PDF, HEIC or WebP, at most 10 MB (10,485,760 bytes). The
