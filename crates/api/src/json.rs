@@ -318,5 +318,31 @@ mod tests {
         assert!(serde_json::from_str::<Body>(r#"{"amount": "1", "day": 1}"#).is_err());
         assert!(serde_json::from_str::<Body>(r#"{"amount": 1, "day": "x"}"#).is_err());
         assert!(serde_json::from_str::<Body>(r#"{"amount": 1, "day": 1.5}"#).is_err());
+        assert!(serde_json::from_str::<Body>(r#"{"amount": 1, "day": 1e300}"#).is_err());
+    }
+
+    #[test]
+    fn a_whole_float_is_a_day_as_json_schema_says() {
+        let body: Body = serde_json::from_str(r#"{"amount": 1, "day": 9.0}"#).unwrap();
+        assert_eq!(body.day, CardDay(9));
+    }
+
+    #[test]
+    fn text_schemas_state_the_rules_of_the_domain() {
+        for (schema, required) in [(Title::schema(), true), (Notes::schema(), false)] {
+            let RefOr::T(Schema::Object(object)) = schema else {
+                panic!("an object schema")
+            };
+            let pattern = regex::Regex::new(object.pattern.as_deref().unwrap()).unwrap();
+            assert_eq!(object.min_length, required.then_some(1));
+            assert!(pattern.is_match("Mercado"));
+            assert!(pattern.is_match(" Mercado "));
+            assert!(!pattern.is_match("Mer\0cado"), "NUL cannot be stored");
+            for blank in ["", "   ", "\t\n"] {
+                assert_eq!(pattern.is_match(blank), !required, "{blank:?}");
+                // What the schema refuses, the rules refuse.
+                assert!(cofre_domain::text::required_text("t", blank, TITLE_MAX).is_err());
+            }
+        }
     }
 }

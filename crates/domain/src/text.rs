@@ -99,6 +99,9 @@ mod tests {
         assert!(required_text("title", &"é".repeat(201), 200).is_err());
         assert!(required_text("title", "a\0b", 200).is_err());
         assert!(max_chars("notes", "a\0", 10).is_err());
+        // The limit counts the text as sent, as the API document says.
+        let padded = format!("\u{a0}{}", "a".repeat(200));
+        assert!(required_text("title", &padded, 200).is_err());
     }
 
     #[test]
