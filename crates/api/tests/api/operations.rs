@@ -172,7 +172,31 @@ async fn the_front_door_points_to_the_docs(backend: Backend) {
     }
 }
 
+async fn metrics_can_be_kept_private_with_a_token(backend: Backend) {
+    let token = "a-long-metrics-token-for-prometheus";
+    let config = ApiConfig {
+        metrics_token: Some(token.into()),
+        ..ApiConfig::default()
+    };
+    let app = TestApp::start_with(backend, config).await;
+    let bare = app.call(Method::GET, "/metrics", None, None).await;
+    bare.problem(401, "unauthorized");
+    assert!(bare.text.contains("metrics token"), "{}", bare.text);
+    // An API key is not the metrics token.
+    let key = app.key.clone();
+    app.call(Method::GET, "/metrics", Some(&key), None)
+        .await
+        .problem(401, "unauthorized");
+    let right = app.call(Method::GET, "/metrics", Some(token), None).await;
+    assert_eq!(right.status, 200);
+    assert_eq!(right.header("content-type"), Some("text/plain; version=0.0.4"));
+    // Health checks stay public.
+    assert_eq!(app.call(Method::GET, "/healthz", None, None).await.status, 200);
+    assert_eq!(app.call(Method::GET, "/readyz", None, None).await.status, 200);
+}
+
 on_both_backends!(
+    metrics_can_be_kept_private_with_a_token,
     the_front_door_points_to_the_docs,
     health_readiness_and_metrics,
     openapi_and_docs_are_public,
