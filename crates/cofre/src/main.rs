@@ -1,5 +1,6 @@
 //! `cofre`: the server binary and its operator commands.
 
+mod backup;
 mod config;
 mod demo;
 mod export;
@@ -46,9 +47,13 @@ enum Command {
     /// Write a consistent copy of the SQLite database to a new file while
     /// the server keeps running (on PostgreSQL use pg_dump).
     Backup {
-        /// The copy to write; it must not exist.
+        /// The copy to write; it must not exist. Receipt files go to the
+        /// folder beside it, named like it with `.receipts` added.
         #[arg(long)]
         out: PathBuf,
+        /// Where receipt files live (as `cofre serve` has it).
+        #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
+        receipts_dir: PathBuf,
     },
     /// Write everything of one user (profile, accounts, categories, tags,
     /// rules, installment purchases, every stored transaction with its tags
@@ -73,12 +78,16 @@ enum Command {
     },
     /// Put a backup in place of the SQLite database. Stop the server first.
     Restore {
-        /// A file written by `cofre backup`.
+        /// A file written by `cofre backup`; its `.receipts` folder, when
+        /// there, goes back into the receipts directory.
         #[arg(long)]
         from: PathBuf,
         /// Replace an existing database.
         #[arg(long)]
         force: bool,
+        /// Where receipt files live (as `cofre serve` has it).
+        #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
+        receipts_dir: PathBuf,
     },
     /// Fill an existing user with realistic demo data (accounts, credit
     /// cards, tags, years of transactions, recurrence rules, installment
@@ -183,23 +192,22 @@ async fn run(cli: Cli) -> Result<(), String> {
             println!("{doc}");
             Ok(())
         }
-        Command::Backup { out } => {
-            if out.exists() {
-                return Err(format!("{} exists: name a new file", out.display()));
-            }
+        Command::Backup { out, receipts_dir } => {
+            backup::check_target(&cli.common.database_url, &out)?;
             let store = open_store(&cli.common).await?;
-            store
-                .backup(&out)
-                .await
-                .map_err(|e| format!("cannot back up to {}: {e}", out.display()))?;
-            println!(
-                "backed up {} to {}; copy the receipts directory too",
-                cli.common.database_url,
-                out.display()
-            );
-            Ok(())
+            backup::backup(
+                store.as_ref(),
+                &cli.common.database_url,
+                &out,
+                &receipts_dir,
+            )
+            .await
         }
-        Command::Restore { from, force } => restore(&cli.common.database_url, &from, force),
+        Command::Restore {
+            from,
+            force,
+            receipts_dir,
+        } => backup::restore(&cli.common.database_url, &from, force, &receipts_dir),
         Command::Export {
             user,
             format,
@@ -377,41 +385,6 @@ async fn run(cli: Cli) -> Result<(), String> {
 /// Copies a backup in place of the SQLite database `url` names (through a
 /// temporary file and a rename, so a half-copied database never stands
 /// there); the next start migrates it if it is older.
-fn restore(url: &str, from: &std::path::Path, force: bool) -> Result<(), String> {
-    let target = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .map(|path| PathBuf::from(path.split('?').next().unwrap_or(path)))
-        .ok_or("restore works on SQLite; on PostgreSQL use pg_restore or psql")?;
-    let mut head = [0_u8; 16];
-    std::io::Read::read_exact(
-        &mut std::fs::File::open(from)
-            .map_err(|e| format!("cannot read {}: {e}", from.display()))?,
-        &mut head,
-    )
-    .map_err(|_| format!("{} is not a SQLite database", from.display()))?;
-    if &head != b"SQLite format 3\0" {
-        return Err(format!("{} is not a SQLite database", from.display()));
-    }
-    if target.exists() && !force {
-        return Err(format!(
-            "{} exists: stop the server and pass --force to replace it",
-            target.display()
-        ));
-    }
-    let staging = target.with_extension("restoring");
-    std::fs::copy(from, &staging).map_err(|e| format!("cannot copy the backup: {e}"))?;
-    for suffix in ["-wal", "-shm"] {
-        let mut side = target.clone().into_os_string();
-        side.push(suffix);
-        let _ = std::fs::remove_file(side);
-    }
-    std::fs::rename(&staging, &target)
-        .map_err(|e| format!("cannot put the backup in place: {e}"))?;
-    println!("restored {} into {}", from.display(), target.display());
-    Ok(())
-}
-
 fn print_first_key(public_url: &str, user: UserId, key: &IssuedKey) {
     println!(
         "\n================================================================\n\

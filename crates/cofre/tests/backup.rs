@@ -183,3 +183,88 @@ async fn a_backup_under_write_load_restores_whole() {
     );
     assert!(!bad.status.success());
 }
+
+#[tokio::test]
+async fn receipts_go_with_the_backup_and_come_back_with_the_restore() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("live.db").display());
+    let store = cofre_store::connect(&url).await.expect("store");
+    store
+        .create_user(Some("Ana"), ctx().now)
+        .await
+        .expect("user");
+    let receipts = dir.path().join("receipts");
+    std::fs::create_dir(&receipts).unwrap();
+    let names = [
+        "0123456789abcdef0123456789abcdef.png",
+        "fedcba9876543210fedcba9876543210.pdf",
+    ];
+    for name in names {
+        std::fs::write(receipts.join(name), name.as_bytes()).unwrap();
+    }
+    std::fs::write(receipts.join("notes.txt"), b"not a receipt").unwrap();
+
+    let copy = dir.path().join("copy.db");
+    let receipts_arg = receipts.to_str().unwrap();
+    let backup = cofre(
+        &url,
+        &[
+            "backup",
+            "--out",
+            copy.to_str().unwrap(),
+            "--receipts-dir",
+            receipts_arg,
+        ],
+    );
+    let said = String::from_utf8_lossy(&backup.stdout).into_owned();
+    assert!(
+        backup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&backup.stderr)
+    );
+    assert!(said.contains("and 2 receipt files to"), "{said}");
+    let beside = dir.path().join("copy.db.receipts");
+    for name in names {
+        assert_eq!(std::fs::read(beside.join(name)).unwrap(), name.as_bytes());
+    }
+    assert!(
+        !beside.join("notes.txt").exists(),
+        "only receipt files are copied"
+    );
+
+    let restored_url = format!("sqlite://{}", dir.path().join("restored.db").display());
+    let restored_receipts = dir.path().join("restored-receipts");
+    let restore = cofre(
+        &restored_url,
+        &[
+            "restore",
+            "--from",
+            copy.to_str().unwrap(),
+            "--receipts-dir",
+            restored_receipts.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        restore.status.success(),
+        "{}",
+        String::from_utf8_lossy(&restore.stderr)
+    );
+    for name in names {
+        assert_eq!(
+            std::fs::read(restored_receipts.join(name)).unwrap(),
+            name.as_bytes()
+        );
+    }
+
+    // PostgreSQL is refused before anything is written.
+    let pg = cofre(
+        "postgres://nobody@127.0.0.1:1/none",
+        &[
+            "backup",
+            "--out",
+            dir.path().join("pg.db").to_str().unwrap(),
+        ],
+    );
+    assert!(String::from_utf8_lossy(&pg.stderr).contains("pg_dump"));
+    assert!(!dir.path().join("pg.db.receipts").exists());
+}

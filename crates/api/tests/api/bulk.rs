@@ -344,7 +344,14 @@ async fn bulk_validation_changes_nothing(backend: Backend) {
 }
 
 async fn more_than_5000_rows_is_refused(backend: Backend) {
-    let app = TestApp::start(backend).await;
+    // This checks the cap, not the speed: 5,000 row updates in one request
+    // may pass the default deadline on a slow CI machine (per-row writes;
+    // issue 12 is about making them cheap), so the deadline is raised here.
+    let config = ApiConfig {
+        request_timeout: std::time::Duration::from_secs(120),
+        ..ApiConfig::default()
+    };
+    let app = TestApp::start_with(backend, config).await;
     let bank = app.bank("Conta").await;
     let account = AccountId::parse(&bank).unwrap();
     let state = TransactionState {

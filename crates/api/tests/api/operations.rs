@@ -189,10 +189,19 @@ async fn metrics_can_be_kept_private_with_a_token(backend: Backend) {
         .problem(401, "unauthorized");
     let right = app.call(Method::GET, "/metrics", Some(token), None).await;
     assert_eq!(right.status, 200);
-    assert_eq!(right.header("content-type"), Some("text/plain; version=0.0.4"));
+    assert_eq!(
+        right.header("content-type"),
+        Some("text/plain; version=0.0.4")
+    );
     // Health checks stay public.
-    assert_eq!(app.call(Method::GET, "/healthz", None, None).await.status, 200);
-    assert_eq!(app.call(Method::GET, "/readyz", None, None).await.status, 200);
+    assert_eq!(
+        app.call(Method::GET, "/healthz", None, None).await.status,
+        200
+    );
+    assert_eq!(
+        app.call(Method::GET, "/readyz", None, None).await.status,
+        200
+    );
 }
 
 on_both_backends!(

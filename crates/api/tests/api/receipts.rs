@@ -647,13 +647,15 @@ async fn receipt_routes_are_documented(backend: Backend) {
     assert!(put["responses"]["200"].is_object() && put["responses"]["415"].is_object());
     assert!(paths["/v1/transactions/{id}/receipt"]["delete"].is_object());
     let get = &paths["/receipts/{name}"]["get"];
-    assert_eq!(get["security"], json!([{}]), "{get}");
+    // No key: clients send none to the public file URL.
+    assert_eq!(get["security"], json!([]), "{get}");
     for content_type in TYPES.map(|(_, t)| t) {
-        assert!(
-            get["responses"]["200"]["content"][content_type].is_object(),
-            "{get}"
-        );
+        for status in ["200", "206"] {
+            let schema = &get["responses"][status]["content"][content_type]["schema"];
+            assert_eq!(schema["$ref"], "#/components/schemas/ReceiptFile", "{get}");
+        }
     }
+    assert!(get["responses"]["304"].is_object(), "{get}");
 }
 
 on_both_backends!(
