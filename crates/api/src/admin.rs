@@ -27,8 +27,8 @@ pub struct IssuedKey {
     pub token: String,
 }
 
-pub async fn issue_key(
-    store: &dyn Store,
+/// A new key of `user`, not yet stored, with its token.
+fn new_key(
     user: UserId,
     scopes: Vec<Scope>,
     label: Option<String>,
@@ -44,12 +44,23 @@ pub async fn issue_key(
         created_at: now,
         revoked_at: None,
     };
-    match store.create_api_key(&key).await {
+    let token = format_key(key.id, &secret);
+    Ok(IssuedKey { key, token })
+}
+
+pub async fn issue_key(
+    store: &dyn Store,
+    user: UserId,
+    scopes: Vec<Scope>,
+    label: Option<String>,
+    now: Timestamp,
+) -> Result<IssuedKey, AdminError> {
+    let issued = new_key(user, scopes, label, now)?;
+    match store.create_api_key(&issued.key).await {
         Err(StoreError::NotFound) => return Err(AdminError::NoSuchUser),
         other => other?,
     }
-    let token = format_key(key.id, &secret);
-    Ok(IssuedKey { key, token })
+    Ok(issued)
 }
 
 /// Replaces a key by a new one with the same owner, scopes and label, and
@@ -81,7 +92,8 @@ pub async fn rotate_key(
     Ok(IssuedKey { key, token })
 }
 
-/// On an empty database, creates the first user and a read,write key.
+/// On an empty database, creates the first user and a read,write key;
+/// of several servers starting together, exactly one does.
 pub async fn bootstrap(
     store: &dyn Store,
     now: Timestamp,
@@ -89,14 +101,14 @@ pub async fn bootstrap(
     if store.count_users().await? > 0 {
         return Ok(None);
     }
-    let user = store.create_user(None, now).await?;
-    let key = issue_key(
-        store,
-        user.id,
+    let issued = new_key(
+        UserId::new(),
         vec![Scope::Read, Scope::Write],
         Some("first key".into()),
         now,
-    )
-    .await?;
-    Ok(Some((user, key)))
+    )?;
+    Ok(store
+        .create_first_user(&issued.key, now)
+        .await?
+        .map(|user| (user, issued)))
 }

@@ -31,6 +31,13 @@ pub enum ApiError {
     NothingToPay,
     /// The user's data kept changing while a write was deciding; retry.
     Busy,
+    /// The database rolled the request's transaction back whole on a
+    /// serialization failure or deadlock: the request may run again
+    /// ([`crate::retry`] does so, a bounded number of times).
+    Conflicted,
+    /// The database does not answer or dropped the connection; nothing
+    /// uncommitted was kept.
+    DatabaseUnavailable,
     /// The user has the most of something a user may have.
     LimitReached {
         what: &'static str,
@@ -139,10 +146,15 @@ impl ApiError {
             ApiError::LimitReached { .. } => {
                 (StatusCode::CONFLICT, "limit_reached", "Limit reached")
             }
-            ApiError::Busy => (
+            ApiError::Busy | ApiError::Conflicted => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "busy",
                 "Data changing, retry",
+            ),
+            ApiError::DatabaseUnavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "database_unavailable",
+                "Database unavailable",
             ),
             ApiError::RateLimited { .. } => (
                 StatusCode::TOO_MANY_REQUESTS,
@@ -210,9 +222,14 @@ impl ApiError {
             ApiError::LimitReached { what, limit } => {
                 format!("a user may have at most {limit} {what}; delete some before adding more")
             }
-            ApiError::Busy => {
+            ApiError::Busy | ApiError::Conflicted => {
                 "the data this request depends on kept changing under concurrent writes; \
                  nothing was changed, retry"
+                    .into()
+            }
+            ApiError::DatabaseUnavailable => {
+                "the database does not answer; nothing uncommitted was kept: retry after \
+                 Retry-After (a write sent with a client `id` is safe to retry)"
                     .into()
             }
             ApiError::RateLimited { retry_after } => {
@@ -271,9 +288,11 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry_after = match &self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
-            ApiError::DeadlineExceeded { .. } | ApiError::Busy => Some(1),
+            ApiError::DeadlineExceeded { .. } | ApiError::Busy | ApiError::Conflicted => Some(1),
+            ApiError::DatabaseUnavailable => Some(2),
             _ => None,
         };
+        let replayable = matches!(self, ApiError::Conflicted);
         let unauthorized = matches!(self, ApiError::Unauthorized | ApiError::MetricsUnauthorized);
         let (status, problem) = self.into_problem();
         let body = serde_json::to_vec(&problem).unwrap_or_default();
@@ -288,6 +307,9 @@ impl IntoResponse for ApiError {
         }
         if let Some(seconds) = retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if replayable {
+            response.extensions_mut().insert(crate::retry::RolledBack);
         }
         response
     }
@@ -314,6 +336,15 @@ impl From<StoreError> for ApiError {
                 ApiError::ExpectedCountMismatch { expected, matched }
             }
             StoreError::Stale => ApiError::Busy,
+            StoreError::Conflict(detail) => {
+                tracing::info!(error = %detail, "transaction rolled back on a conflict");
+                ApiError::Conflicted
+            }
+            StoreError::Unavailable(detail) => {
+                metrics::counter!("database_unavailable_total").increment(1);
+                tracing::warn!(error = %detail, "database unavailable");
+                ApiError::DatabaseUnavailable
+            }
             StoreError::LimitReached { what, limit } => ApiError::LimitReached { what, limit },
             other => ApiError::Internal(other.to_string()),
         }

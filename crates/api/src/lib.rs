@@ -16,6 +16,7 @@ mod openapi_doc;
 pub mod rate_limit;
 pub mod read_cache;
 pub mod receipts;
+pub mod retry;
 mod routes;
 
 pub use routes::export::{CSV_COLUMNS, ExportFormat, start as start_export};
@@ -129,8 +130,10 @@ pub fn router(state: AppState) -> Router {
         cache: Arc::new(read_cache::ReadCache::new(state.config.read_cache_bytes)),
         clock: state.clock.clone(),
     };
-    // Authentication runs first, then the read cache, then the handler.
+    // Authentication runs first, then the read cache, then the replay of
+    // requests the database rolled back on a conflict, then the handler.
     let v1 = v1
+        .route_layer(middleware::from_fn(retry::replay_conflicts))
         .route_layer(middleware::from_fn_with_state(
             cache,
             read_cache::serve_cached,

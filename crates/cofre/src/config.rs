@@ -34,6 +34,21 @@ pub struct Common {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+pub enum MigrateMode {
+    Auto,
+    Check,
+}
+
+impl MigrateMode {
+    pub fn migrations(self) -> cofre_store::Migrations {
+        match self {
+            MigrateMode::Auto => cofre_store::Migrations::Apply,
+            MigrateMode::Check => cofre_store::Migrations::Check,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 pub enum LogFormat {
     Json,
     Text,
@@ -103,6 +118,12 @@ pub struct ServeArgs {
     #[arg(long, env = "COFRE_SHUTDOWN_GRACE", default_value_t = 15,
         value_parser = clap::value_parser!(u64).range(0..=3_600))]
     pub shutdown_grace: u64,
+    /// `auto`: apply pending migrations at start, under the database's
+    /// migration lock; `check`: apply none and refuse to start while any
+    /// is pending (run `cofre migrate` first). Both refuse a schema newer
+    /// than this build knows.
+    #[arg(long, env = "COFRE_MIGRATE", value_enum, default_value_t = MigrateMode::Auto)]
+    pub migrate: MigrateMode,
     /// When set, `/metrics` answers only `Authorization: Bearer <token>`
     /// (at least 16 characters).
     #[arg(long, env = "COFRE_METRICS_TOKEN", hide_env_values = true)]

@@ -42,6 +42,10 @@ enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Apply the database's pending migrations (under its migration lock)
+    /// and print the schema version: for deploy pipelines that migrate
+    /// once before starting servers with `--migrate check`.
+    Migrate,
     /// Print the OpenAPI document.
     Openapi,
     /// Write a consistent copy of the SQLite database to a new file while
@@ -173,11 +177,21 @@ async fn main() -> ExitCode {
 }
 
 async fn open_store(common: &Common) -> Result<Arc<dyn Store>, String> {
-    open_store_with(common, cofre_store::DEFAULT_CACHE_BYTES).await
+    Ok(open_store_with(
+        common,
+        cofre_store::DEFAULT_CACHE_BYTES,
+        cofre_store::Migrations::Apply,
+    )
+    .await?
+    .0)
 }
 
-async fn open_store_with(common: &Common, cache_bytes: u64) -> Result<Arc<dyn Store>, String> {
-    cofre_store::connect_with(&common.database_url, cache_bytes)
+async fn open_store_with(
+    common: &Common,
+    cache_bytes: u64,
+    migrations: cofre_store::Migrations,
+) -> Result<(Arc<dyn Store>, cofre_store::SchemaReport), String> {
+    cofre_store::open(&common.database_url, cache_bytes, migrations)
         .await
         .map_err(|e| format!("cannot open database {}: {e}", common.database_url))
 }
@@ -185,6 +199,24 @@ async fn open_store_with(common: &Common, cache_bytes: u64) -> Result<Arc<dyn St
 async fn run(cli: Cli) -> Result<(), String> {
     let clock = cli.common.clock()?;
     match cli.command {
+        Command::Migrate => {
+            let (_, report) = open_store_with(
+                &cli.common,
+                cofre_store::DEFAULT_CACHE_BYTES,
+                cofre_store::Migrations::Apply,
+            )
+            .await?;
+            println!(
+                "schema at version {}; applied now: {}",
+                report.version,
+                if report.applied_now.is_empty() {
+                    "none".to_owned()
+                } else {
+                    format!("{:?}", report.applied_now)
+                }
+            );
+            Ok(())
+        }
         Command::Openapi => {
             let doc = cofre_api::openapi()
                 .to_pretty_json()
@@ -232,7 +264,11 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Serve(args) => {
             let cache_bytes = u64::from(args.store_cache_mb) << 20;
-            let store = open_store_with(&cli.common, cache_bytes).await?;
+            let (store, schema) =
+                open_store_with(&cli.common, cache_bytes, args.migrate.migrations()).await?;
+            if !schema.applied_now.is_empty() {
+                tracing::info!(version = schema.version, applied = ?schema.applied_now, "database migrated");
+            }
             let listener = tokio::net::TcpListener::bind(&args.bind)
                 .await
                 .map_err(|e| format!("cannot listen on {}: {e}", args.bind))?;

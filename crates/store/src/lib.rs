@@ -29,6 +29,7 @@ use cofre_domain::{
     UserId,
 };
 
+mod db_errors;
 mod postgres;
 mod sqlite;
 
@@ -68,8 +69,29 @@ pub enum StoreError {
     /// Stored data that does not decode: a bug or manual tampering.
     #[error("corrupt row: {0}")]
     Corrupt(String),
+    /// The database does not answer, dropped the connection or is
+    /// shutting down: what was not committed was rolled back; retry.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// PostgreSQL rolled the whole transaction back on a serialization
+    /// failure or deadlock (SQLSTATE 40001 / 40P01): running the same unit
+    /// of work again is safe.
+    #[error("transaction rolled back on a conflict: {0}")]
+    Conflict(String),
     #[error("database error: {0}")]
     Database(sqlx::Error),
+    /// The database was migrated by a newer cofre than this one.
+    #[error(
+        "the database schema is at version {database}, newer than this cofre knows \
+         (up to {known}): run a cofre at least as new as the one that migrated it"
+    )]
+    SchemaTooNew { database: i64, known: i64 },
+    /// `Migrations::Check` found migrations not yet applied.
+    #[error(
+        "the database schema lacks migrations {pending:?}: run `cofre migrate` first \
+         (or start with --migrate auto)"
+    )]
+    MigrationsPending { pending: Vec<i64> },
     #[error("migration error: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
@@ -92,7 +114,11 @@ impl From<sqlx::Error> for StoreError {
                 cofre_domain::money::TOTAL_OUT_OF_RANGE,
             ));
         }
-        StoreError::Database(err)
+        match db_errors::classify(&err) {
+            db_errors::Failure::Unavailable => StoreError::Unavailable(err.to_string()),
+            db_errors::Failure::Conflict => StoreError::Conflict(err.to_string()),
+            db_errors::Failure::Other => StoreError::Database(err),
+        }
     }
 }
 
@@ -270,6 +296,12 @@ pub trait Store: Send + Sync + 'static {
 
     // Users and keys
     async fn count_users(&self) -> StoreResult<i64>;
+    /// On a database without users, creates the user `key` belongs to
+    /// (`key.user_id`) and the key, in one transaction that holds the users
+    /// table, so of several servers starting together on an empty database
+    /// exactly one creates them. `None` when a user already exists.
+    async fn create_first_user(&self, key: &ApiKey, now: Timestamp)
+    -> StoreResult<Option<Profile>>;
     /// Every user, oldest first, with how many unrevoked keys each has.
     async fn list_users(&self) -> StoreResult<Vec<UserSummary>>;
     /// Deletes a user and everything of theirs (keys, accounts, rows,
@@ -519,6 +551,27 @@ pub trait Store: Send + Sync + 'static {
 /// (`COFRE_STORE_CACHE_MB`).
 pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
 
+/// What opening a store does with the schema.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Migrations {
+    /// Apply pending migrations; on PostgreSQL under an advisory lock, so
+    /// servers starting together do not race.
+    #[default]
+    Apply,
+    /// Apply nothing: refuse ([`StoreError::MigrationsPending`]) when the
+    /// schema is behind, for fleets migrated by `cofre migrate` first.
+    Check,
+}
+
+/// The schema after opening.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaReport {
+    /// The newest migration applied.
+    pub version: i64,
+    /// Migrations this opening applied.
+    pub applied_now: Vec<i64>,
+}
+
 /// Opens the store a URL names: `sqlite://PATH` (created if missing) or
 /// `postgres://...`, and brings its schema up to date.
 pub async fn connect(url: &str) -> StoreResult<Arc<dyn Store>> {
@@ -527,10 +580,23 @@ pub async fn connect(url: &str) -> StoreResult<Arc<dyn Store>> {
 
 /// [`connect`], with caches bounded to about `cache_bytes` in all.
 pub async fn connect_with(url: &str, cache_bytes: u64) -> StoreResult<Arc<dyn Store>> {
+    Ok(open(url, cache_bytes, Migrations::Apply).await?.0)
+}
+
+/// Opens the store `url` names, treating its schema as `migrations` says.
+/// Every mode refuses a schema newer than this build knows
+/// ([`StoreError::SchemaTooNew`]).
+pub async fn open(
+    url: &str,
+    cache_bytes: u64,
+    migrations: Migrations,
+) -> StoreResult<(Arc<dyn Store>, SchemaReport)> {
     if url.starts_with("sqlite:") {
-        Ok(Arc::new(SqliteStore::connect(url, cache_bytes).await?))
+        let (store, report) = SqliteStore::open(url, cache_bytes, migrations).await?;
+        Ok((Arc::new(store), report))
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        Ok(Arc::new(PostgresStore::connect(url, cache_bytes).await?))
+        let (store, report) = PostgresStore::open(url, cache_bytes, migrations).await?;
+        Ok((Arc::new(store), report))
     } else {
         Err(StoreError::Database(sqlx::Error::Configuration(
             format!("unsupported database URL {url:?}: use sqlite://PATH or postgres://...").into(),

@@ -7,18 +7,38 @@ type Db = sqlx::Postgres;
 const BEGIN_WRITE: &str = "BEGIN";
 /// JSON aggregate and row constructor: a query's rows as one value.
 const JSON_AGG: &str = "json_agg";
+/// The migrations table's name, or NULL while it does not exist.
+const MIGRATIONS_TABLE_EXISTS: &str = "SELECT to_regclass($1)::text";
+/// Holds the users table against other writers for the rest of a write
+/// transaction (on SQLite, `BEGIN IMMEDIATE` already does).
+const LOCK_USERS: &str = "LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE";
 const JSON_ARRAY: &str = "json_build_array";
+
+/// How long a request waits for a connection before the database counts
+/// as unavailable (503 with `Retry-After`), well inside the request
+/// deadline; a connection is tested before it is handed out, so the pool
+/// drops the dead ones a restart leaves and reconnects by itself.
+const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
 impl SqlStore {
     /// Opens `url` with caches of about `cache_bytes` (see
-    /// [`crate::DEFAULT_CACHE_BYTES`]).
-    pub async fn connect(url: &str, cache_bytes: u64) -> Result<Self, crate::StoreError> {
+    /// [`crate::DEFAULT_CACHE_BYTES`]), treating the schema as `migrations`
+    /// says.
+    pub async fn open(
+        url: &str,
+        cache_bytes: u64,
+        migrations: crate::Migrations,
+    ) -> Result<(Self, crate::SchemaReport), crate::StoreError> {
         let pool = PgPoolOptions::new()
             .max_connections(16)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .test_before_acquire(true)
             .connect(url)
             .await?;
-        sqlx::migrate!("migrations/postgres").run(&pool).await?;
-        Ok(Self::from_pool(pool, cache_bytes))
+        let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
+        Ok((Self::from_pool(pool, cache_bytes), report))
     }
 
     /// A server-side copy is `pg_dump`'s work, not this process's.
@@ -30,6 +50,7 @@ impl SqlStore {
 }
 
 include!("sql_store.rs");
+include!("sql_schema.rs");
 include!("sql_decode.rs");
 include!("sql_steps.rs");
 include!("sql_series.rs");

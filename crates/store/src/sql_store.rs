@@ -188,6 +188,14 @@ impl Store for SqlStore {
         Ok(row.try_get("n")?)
     }
 
+    async fn create_first_user(
+        &self,
+        key: &ApiKey,
+        now: Timestamp,
+    ) -> StoreResult<Option<Profile>> {
+        self.create_first_user_in_tx(key, now).await
+    }
+
     async fn create_user(&self, name: Option<&str>, now: Timestamp) -> StoreResult<Profile> {
         let id = UserId::new();
         sqlx::query("INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)")

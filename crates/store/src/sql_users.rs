@@ -26,6 +26,29 @@ async fn insert_api_key(
 }
 
 impl SqlStore {
+    async fn create_first_user_in_tx(
+        &self,
+        key: &ApiKey,
+        now: Timestamp,
+    ) -> StoreResult<Option<Profile>> {
+        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        sqlx::query(LOCK_USERS).execute(&mut *tx).await?;
+        let users: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users")
+            .fetch_one(&mut *tx)
+            .await?;
+        if users > 0 {
+            return Ok(None);
+        }
+        sqlx::query("INSERT INTO users (id, created_at) VALUES ($1, $2)")
+            .bind(key.user_id.to_string())
+            .bind(format_timestamp(now))
+            .execute(&mut *tx)
+            .await?;
+        insert_api_key(&mut tx, key).await?;
+        tx.commit().await?;
+        self.get_profile(key.user_id).await.map(Some)
+    }
+
     async fn update_profile_in_tx(
         &self,
         user: UserId,

@@ -10,12 +10,31 @@ type Db = sqlx::Sqlite;
 const BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
 /// JSON aggregate and row constructor: a query's rows as one value.
 const JSON_AGG: &str = "json_group_array";
+/// The migrations table's name, or NULL while it does not exist.
+const MIGRATIONS_TABLE_EXISTS: &str =
+    "SELECT (SELECT name FROM sqlite_master WHERE type = 'table' AND name = $1)";
+/// Holds the users table against other writers for the rest of a write
+/// transaction (on SQLite, `BEGIN IMMEDIATE` already does).
+const LOCK_USERS: &str = "SELECT 1";
 const JSON_ARRAY: &str = "json_array";
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
 impl SqlStore {
     /// Opens `url` with caches of about `cache_bytes` (see
-    /// [`crate::DEFAULT_CACHE_BYTES`]).
+    /// [`crate::DEFAULT_CACHE_BYTES`]), bringing its schema up to date.
     pub async fn connect(url: &str, cache_bytes: u64) -> Result<Self, crate::StoreError> {
+        Ok(Self::open(url, cache_bytes, crate::Migrations::Apply)
+            .await?
+            .0)
+    }
+
+    /// [`Self::connect`], treating the schema as `migrations` says.
+    pub async fn open(
+        url: &str,
+        cache_bytes: u64,
+        migrations: crate::Migrations,
+    ) -> Result<(Self, crate::SchemaReport), crate::StoreError> {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -26,8 +45,8 @@ impl SqlStore {
             .max_connections(8)
             .connect_with(options)
             .await?;
-        sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        Ok(Self::from_pool(pool, cache_bytes))
+        let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
+        Ok((Self::from_pool(pool, cache_bytes), report))
     }
 
     /// A consistent copy of the whole database at one moment, taken while
@@ -45,6 +64,7 @@ impl SqlStore {
 }
 
 include!("sql_store.rs");
+include!("sql_schema.rs");
 include!("sql_decode.rs");
 include!("sql_steps.rs");
 include!("sql_series.rs");

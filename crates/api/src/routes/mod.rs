@@ -60,8 +60,9 @@ pub enum CommonErrors {
     /// Unexpected error; details are logged, never shown.
     #[response(status = 500, content_type = "application/problem+json")]
     Internal(Problem),
-    /// `deadline_exceeded`: cut off at the server's request deadline, or
-    /// `busy`: the data kept changing under concurrent writes. Nothing
+    /// `deadline_exceeded`: cut off at the server's request deadline,
+    /// `busy`: the data kept changing under concurrent writes, or
+    /// `database_unavailable`: the database does not answer. Nothing
     /// uncommitted was kept; retry after `Retry-After`.
     #[response(status = 503, content_type = "application/problem+json")]
     Unavailable(Problem),

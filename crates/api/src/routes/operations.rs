@@ -1,7 +1,7 @@
 //! Health, readiness and metrics: public, outside `/v1`.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use subtle::ConstantTimeEq;
@@ -33,26 +33,23 @@ async fn healthz() -> AppJson<Health> {
     AppJson(Health { status: "ok" })
 }
 
-/// Readiness: the database answers.
+/// How long readiness waits for the database.
+const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Readiness: the database answers (within 2 s). 503
+/// `database_unavailable` with `Retry-After` while it does not; ready again
+/// as soon as it does, without a restart.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = Health),
         (status = 503, body = Problem, content_type = "application/problem+json")))]
 async fn readyz(State(state): State<AppState>) -> axum::response::Response {
-    match state.store.ping().await {
-        Ok(()) => AppJson(Health { status: "ok" }).into_response(),
-        Err(err) => {
-            tracing::warn!(error = %err, "readiness check failed");
-            let (_, mut problem) = ApiError::Internal(err.to_string()).into_problem();
-            problem.status = StatusCode::SERVICE_UNAVAILABLE.as_u16();
-            problem.detail = "the database does not answer".into();
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                [(header::CONTENT_TYPE, "application/problem+json")],
-                serde_json::to_vec(&problem).unwrap_or_default(),
-            )
-                .into_response()
-        }
-    }
+    let error = match tokio::time::timeout(READY_WITHIN, state.store.ping()).await {
+        Ok(Ok(())) => return AppJson(Health { status: "ok" }).into_response(),
+        Ok(Err(err)) => err.to_string(),
+        Err(_) => format!("no answer within {} s", READY_WITHIN.as_secs()),
+    };
+    tracing::warn!(error = %error, "readiness check failed");
+    ApiError::DatabaseUnavailable.into_response()
 }
 
 /// Prometheus metrics in the text exposition format. Public unless the
