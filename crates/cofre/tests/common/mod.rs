@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod database;
+pub mod instances;
 pub mod server;
 
 use std::process::{Command, Output};

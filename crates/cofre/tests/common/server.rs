@@ -78,15 +78,20 @@ impl Server {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let key = key.try_recv().ok().map(|(token, try_line)| {
-            // The banner's example names the address the server listens on.
-            assert!(
-                try_line.contains(&format!("{}/v1/me", server.base)),
-                "{try_line} does not name {}",
-                server.base
-            );
-            token
-        });
+        // The banner was written before the server listened; its reader
+        // thread may still be on its way on a busy machine.
+        let key = key
+            .recv_timeout(Duration::from_secs(1))
+            .ok()
+            .map(|(token, try_line)| {
+                // The banner's example names the address the server listens on.
+                assert!(
+                    try_line.contains(&format!("{}/v1/me", server.base)),
+                    "{try_line} does not name {}",
+                    server.base
+                );
+                token
+            });
         (server, key)
     }
 
