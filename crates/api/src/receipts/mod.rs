@@ -207,7 +207,7 @@ async fn send_rest(
         upload
             .write(chunk)
             .await
-            .map_err(|e| ApiError::Internal(format!("writing a receipt file: {e}")))?;
+            .map_err(storage_error("writing a receipt file"))?;
     }
     if !ended {
         while let Some(chunk) = field.chunk().await.map_err(form_error)? {
@@ -218,7 +218,7 @@ async fn send_rest(
             upload
                 .write(chunk)
                 .await
-                .map_err(|e| ApiError::Internal(format!("writing a receipt file: {e}")))?;
+                .map_err(storage_error("writing a receipt file"))?;
         }
     }
     Ok(())
