@@ -27,7 +27,6 @@ use axum::http::HeaderName;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tower_http::catch_panic::CatchPanicLayer;
@@ -56,8 +55,8 @@ pub struct ApiConfig {
     pub rate_limit_per_day: u32,
     /// Bulk calls per key per hour, on top of the other limits (0: off).
     pub bulk_limit_per_hour: u32,
-    /// Where receipt files live; see [`receipts::prepare_dir`].
-    pub receipts_dir: PathBuf,
+    /// Where receipt files live: a directory or a bucket.
+    pub receipts: receipts::ReceiptStorage,
     /// Bytes of answers [`read_cache`] may keep (0: off).
     pub read_cache_bytes: usize,
     /// How long one request may run before it is cut off with a 503.
@@ -74,7 +73,7 @@ impl Default for ApiConfig {
             rate_limit_per_minute: 300,
             rate_limit_per_day: 50_000,
             bulk_limit_per_hour: 10,
-            receipts_dir: PathBuf::from("./receipts"),
+            receipts: receipts::ReceiptStorage::memory(),
             read_cache_bytes: 64 << 20,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             metrics_token: None,

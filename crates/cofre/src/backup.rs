@@ -7,10 +7,17 @@
 //! deletion commits, so every file a row of the snapshot names is in one
 //! of the two passes. A name's content never changes, so a file already
 //! copied is never copied again.
+//!
+//! With receipts in a bucket (`--receipts-url`) only the database is
+//! copied: the files stay where every server reads them, and the bucket's
+//! own versioning or replication is their backup. Receipts a restored
+//! database names are then read from the bucket as before.
 
 use std::path::{Path, PathBuf};
 
 use cofre_store::Store;
+
+use crate::config::ReceiptArgs;
 
 /// The database file a `sqlite://` URL names.
 fn sqlite_path(url: &str) -> Option<PathBuf> {
@@ -46,8 +53,21 @@ pub async fn backup(
     store: &dyn Store,
     url: &str,
     out: &Path,
-    receipts_dir: &Path,
+    receipts: &ReceiptArgs,
 ) -> Result<(), String> {
+    if let Some(bucket) = receipts.url() {
+        store
+            .backup(out)
+            .await
+            .map_err(|e| format!("cannot back up to {}: {e}", out.display()))?;
+        println!(
+            "backed up {url} to {}; receipt files live in {bucket} and are not copied: \
+             back them up with the bucket's own versioning or replication",
+            out.display()
+        );
+        return Ok(());
+    }
+    let receipts_dir = receipts.receipts_dir.as_path();
     let files = receipts_beside(out);
     let has_receipts = receipts_dir.is_dir();
     let mut copied = 0;
@@ -77,7 +97,8 @@ pub async fn backup(
     Ok(())
 }
 
-pub fn restore(url: &str, from: &Path, force: bool, receipts_dir: &Path) -> Result<(), String> {
+pub fn restore(url: &str, from: &Path, force: bool, receipts: &ReceiptArgs) -> Result<(), String> {
+    let receipts_dir = receipts.receipts_dir.as_path();
     let target =
         sqlite_path(url).ok_or("restore works on SQLite; on PostgreSQL use pg_restore or psql")?;
     let mut head = [0_u8; 16];
@@ -98,7 +119,8 @@ pub fn restore(url: &str, from: &Path, force: bool, receipts_dir: &Path) -> Resu
     }
     let files = receipts_beside(from);
     let mut restored = 0;
-    if files.is_dir() {
+    let bucket = receipts.url();
+    if bucket.is_none() && files.is_dir() {
         std::fs::create_dir_all(receipts_dir)
             .map_err(|e| format!("cannot create {}: {e}", receipts_dir.display()))?;
         restored = copy_new_receipts(&files, receipts_dir)?;
@@ -112,6 +134,15 @@ pub fn restore(url: &str, from: &Path, force: bool, receipts_dir: &Path) -> Resu
     }
     std::fs::rename(&staging, &target)
         .map_err(|e| format!("cannot put the backup in place: {e}"))?;
+    if let Some(bucket) = bucket {
+        println!(
+            "restored {} into {}; receipt files are read from {bucket}, which restore does \
+             not touch (bring them back with the bucket's own versioning if needed)",
+            from.display(),
+            target.display()
+        );
+        return Ok(());
+    }
     println!(
         "restored {} into {} and {restored} receipt files into {}",
         from.display(),

@@ -96,9 +96,8 @@ pub struct ServeArgs {
     /// turns it off).
     #[arg(long, env = "COFRE_BULK_LIMIT_PER_HOUR", default_value_t = 10)]
     pub bulk_limit_per_hour: u32,
-    /// Directory of receipt files (created if missing).
-    #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
-    pub receipts_dir: PathBuf,
+    #[command(flatten)]
+    pub receipts: ReceiptArgs,
     /// Megabytes of memory for answers to repeated reads, kept until the
     /// user's data changes (0 turns the cache off).
     #[arg(long, env = "COFRE_READ_CACHE_MB", default_value_t = 64,
@@ -128,6 +127,36 @@ pub struct ServeArgs {
     /// (at least 16 characters).
     #[arg(long, env = "COFRE_METRICS_TOKEN", hide_env_values = true)]
     pub metrics_token: Option<String>,
+}
+
+/// Where receipt files live; `serve`, `backup`, `restore` and `users
+/// delete` take the same settings.
+#[derive(Args)]
+pub struct ReceiptArgs {
+    /// Directory of receipt files (created if missing), unless
+    /// `--receipts-url` names a bucket.
+    #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
+    pub receipts_dir: PathBuf,
+    /// `s3://BUCKET/optional/prefix`: receipt files in S3-compatible
+    /// storage, shared by every server (configured by AWS_ENDPOINT_URL,
+    /// AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+    /// AWS_ALLOW_HTTP).
+    #[arg(long, env = "COFRE_RECEIPTS_URL")]
+    pub receipts_url: Option<String>,
+}
+
+impl ReceiptArgs {
+    /// The bucket, when one is named.
+    pub fn url(&self) -> Option<&str> {
+        self.receipts_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+    }
+
+    pub fn storage(&self) -> Result<cofre_api::receipts::ReceiptStorage, String> {
+        cofre_api::receipts::ReceiptStorage::from_settings(&self.receipts_dir, self.url())
+    }
 }
 
 impl ServeArgs {

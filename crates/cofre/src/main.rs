@@ -20,7 +20,7 @@ use cofre_domain::time::format_timestamp;
 use cofre_domain::{ApiKeyId, UserId};
 use cofre_store::Store;
 
-use config::{Common, ServeArgs};
+use config::{Common, ReceiptArgs, ServeArgs};
 
 #[derive(Parser)]
 #[command(name = "cofre", version, about = "Self-hosted personal-finance API")]
@@ -52,12 +52,13 @@ enum Command {
     /// the server keeps running (on PostgreSQL use pg_dump).
     Backup {
         /// The copy to write; it must not exist. Receipt files go to the
-        /// folder beside it, named like it with `.receipts` added.
+        /// folder beside it, named like it with `.receipts` added (with
+        /// `--receipts-url` they stay in the bucket).
         #[arg(long)]
         out: PathBuf,
         /// Where receipt files live (as `cofre serve` has it).
-        #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
-        receipts_dir: PathBuf,
+        #[command(flatten)]
+        receipts: ReceiptArgs,
     },
     /// Write everything of one user (profile, accounts, categories, tags,
     /// rules, installment purchases, every stored transaction with its tags
@@ -90,8 +91,8 @@ enum Command {
         #[arg(long)]
         force: bool,
         /// Where receipt files live (as `cofre serve` has it).
-        #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
-        receipts_dir: PathBuf,
+        #[command(flatten)]
+        receipts: ReceiptArgs,
     },
     /// Fill an existing user with realistic demo data (accounts, credit
     /// cards, tags, years of transactions, recurrence rules, installment
@@ -134,8 +135,8 @@ enum UsersCommand {
         #[arg(long)]
         yes: bool,
         /// Where receipt files live (as `cofre serve` has it).
-        #[arg(long, env = "COFRE_RECEIPTS_DIR", default_value = "./receipts")]
-        receipts_dir: PathBuf,
+        #[command(flatten)]
+        receipts: ReceiptArgs,
     },
 }
 
@@ -224,22 +225,16 @@ async fn run(cli: Cli) -> Result<(), String> {
             println!("{doc}");
             Ok(())
         }
-        Command::Backup { out, receipts_dir } => {
+        Command::Backup { out, receipts } => {
             backup::check_target(&cli.common.database_url, &out)?;
             let store = open_store(&cli.common).await?;
-            backup::backup(
-                store.as_ref(),
-                &cli.common.database_url,
-                &out,
-                &receipts_dir,
-            )
-            .await
+            backup::backup(store.as_ref(), &cli.common.database_url, &out, &receipts).await
         }
         Command::Restore {
             from,
             force,
-            receipts_dir,
-        } => backup::restore(&cli.common.database_url, &from, force, &receipts_dir),
+            receipts,
+        } => backup::restore(&cli.common.database_url, &from, force, &receipts),
         Command::Export {
             user,
             format,
@@ -285,12 +280,8 @@ async fn run(cli: Cli) -> Result<(), String> {
             {
                 print_first_key(&public_url, user.id, &key);
             }
-            cofre_api::receipts::prepare_dir(&args.receipts_dir).map_err(|e| {
-                format!(
-                    "cannot use receipts directory {}: {e}",
-                    args.receipts_dir.display()
-                )
-            })?;
+            let receipts = args.receipts.storage()?;
+            receipts.prepare().await?;
             let state = AppState {
                 store,
                 clock,
@@ -301,7 +292,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     rate_limit_per_minute: args.rate_limit_per_minute,
                     rate_limit_per_day: args.rate_limit_per_day,
                     bulk_limit_per_hour: args.bulk_limit_per_hour,
-                    receipts_dir: args.receipts_dir.clone(),
+                    receipts,
                     read_cache_bytes: usize::try_from(args.read_cache_mb)
                         .unwrap_or(usize::MAX)
                         .saturating_mul(1 << 20),
@@ -355,7 +346,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Users(UsersCommand::Delete {
             user,
             yes,
-            receipts_dir,
+            receipts: receipt_args,
         }) => {
             let id = UserId::parse(&user).ok_or("USER must be a user id (UUID)")?;
             if !yes {
@@ -363,12 +354,13 @@ async fn run(cli: Cli) -> Result<(), String> {
                     "this deletes every account, row, key and receipt of {user} for good: add --yes"
                 ));
             }
+            let storage = receipt_args.storage()?;
             let store = open_store(&cli.common).await?;
             let receipts = match store.delete_user(id).await {
                 Err(cofre_store::StoreError::NotFound) => return Err(format!("no user {user}")),
                 other => other.map_err(|e| e.to_string())?,
             };
-            cofre_api::receipts::remove_files(&receipts_dir, &receipts).await;
+            storage.remove(&receipts).await;
             println!("deleted user {user} and {} receipt files", receipts.len());
             Ok(())
         }

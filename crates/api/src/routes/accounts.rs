@@ -325,6 +325,6 @@ async fn delete_account(
 ) -> ApiResult<StatusCode> {
     let id = path_id(&id, AccountId::parse)?;
     let receipts = state.store.delete_account(auth.user(), id).await?;
-    crate::receipts::remove_files(&state.config.receipts_dir, &receipts).await;
+    state.config.receipts.remove(&receipts).await;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -306,7 +306,7 @@ async fn bulk(
         .store
         .bulk(auth.user(), &request, state.clock.now())
         .await?;
-    crate::receipts::remove_files(&state.config.receipts_dir, &outcome.receipts).await;
+    state.config.receipts.remove(&outcome.receipts).await;
     let skipped_open_finance = outcome
         .skipped
         .iter()

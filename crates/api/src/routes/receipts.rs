@@ -93,15 +93,15 @@ async fn put_receipt(
     // Unknown rows are refused before any of the body is read.
     state.store.get_transaction(user, id).await?;
     let mut form = form.map_err(receipts::form_rejection)?;
-    let dir = state.config.receipts_dir.as_path();
-    let stored = receipts::receive(&mut form, dir).await?.store(dir).await?;
+    let storage = &state.config.receipts;
+    let stored = receipts::receive(&mut form, storage).await?;
     // Should this fail, dropping `stored` removes the new file.
     let previous = state
         .store
         .set_receipt(user, id, Some(stored.name()), state.clock.now())
         .await?;
     let name = stored.keep();
-    receipts::remove_files(dir, previous.as_slice()).await;
+    storage.remove(previous.as_slice()).await;
     Ok(AppJson(ReceiptResult {
         transaction_id: id.to_string(),
         receipt_url: Some(receipts::url(&state.config.public_url, &name)),
@@ -126,7 +126,7 @@ async fn delete_receipt(
         .store
         .set_receipt(auth.user(), id, None, state.clock.now())
         .await?;
-    receipts::remove_files(&state.config.receipts_dir, previous.as_slice()).await;
+    state.config.receipts.remove(previous.as_slice()).await;
     Ok(AppJson(ReceiptResult {
         transaction_id: id.to_string(),
         receipt_url: None,
@@ -135,7 +135,9 @@ async fn delete_receipt(
 
 /// A receipt file, at the `receipt_url` of its row. No key: the name
 /// (128 random bits) is the secret. Served with the type sniffed at upload
-/// and `X-Content-Type-Options: nosniff`.
+/// and `X-Content-Type-Options: nosniff`, with `ETag` and `Last-Modified`;
+/// one byte range (`Range: bytes=a-b`, `a-` or `-n`) is answered with 206,
+/// several with the whole file.
 #[utoipa::path(get, path = "/receipts/{name}", tag = "operations",
     params(("name" = String, Path, pattern = r"^[0-9a-f]{32}\.(jpg|png|pdf|heic|webp)$",
         description = "32 hex digits, a dot and jpg, png, pdf, heic or webp")),
@@ -145,13 +147,13 @@ async fn delete_receipt(
         (status = 206, description = "The bytes a `Range` header asked for", content(
             (ReceiptFile = "image/jpeg"), (ReceiptFile = "image/png"), (ReceiptFile = "application/pdf"),
             (ReceiptFile = "image/heic"), (ReceiptFile = "image/webp"))),
-        (status = 304, description = "Not modified since the `If-Modified-Since` sent"),
+        (status = 304, description = "Not modified: the `If-None-Match` (an `ETag` of an earlier answer) or `If-Modified-Since` sent still holds"),
         (status = 404, description = "No such receipt", body = Problem, content_type = "application/problem+json"),
-        (status = 416, description = "The `Range` asked for lies outside the file")))]
+        (status = 416, description = "The `Range` asked for lies outside the file; `Content-Range: bytes */LENGTH` gives its length")))]
 async fn get_receipt(
     State(state): State<AppState>,
     AppPath(name): AppPath<String>,
     request: Request,
 ) -> Response {
-    receipts::serve(&state.config.receipts_dir, &name, request).await
+    receipts::serve(&state.config.receipts, &name, request).await
 }

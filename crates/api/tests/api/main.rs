@@ -25,6 +25,7 @@ mod profile;
 mod projections;
 mod read_cache;
 mod receipts;
+mod receipts_s3;
 mod tags;
 mod totals;
 mod transactions;

@@ -91,6 +91,9 @@ pub struct TestApp {
     database: Database,
     /// This app's own receipts directory, removed with it.
     receipts: tempfile::TempDir,
+    /// Where the app keeps receipt files: that directory, or the bucket
+    /// the caller's configuration named.
+    pub storage: cofre_api::receipts::ReceiptStorage,
 }
 
 pub struct Response {
@@ -164,7 +167,11 @@ impl TestApp {
     /// of [`NOW`].
     pub async fn start_at(backend: Backend, mut config: ApiConfig, now: &str) -> TestApp {
         let receipts = tempfile::tempdir().expect("receipts dir");
-        config.receipts_dir = receipts.path().to_path_buf();
+        if config.receipts.is_memory() {
+            config.receipts =
+                cofre_api::receipts::ReceiptStorage::local(receipts.path()).expect("receipts");
+        }
+        let storage = config.receipts.clone();
         let (url, database) = match backend {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
@@ -203,6 +210,7 @@ impl TestApp {
             user: UserId::new(),
             database,
             receipts,
+            storage,
         };
         let (user, key) = app.new_user().await;
         app.user = user;

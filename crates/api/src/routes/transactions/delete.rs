@@ -20,7 +20,6 @@ use crate::auth::{Auth, Write};
 use crate::cards;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{AppJson, AppPath, AppQuery};
-use crate::receipts;
 use crate::routes::CommonErrors;
 
 /// Query of DELETE.
@@ -127,7 +126,7 @@ pub(super) async fn delete_transaction(
                 _ => {
                     // A transfer leg goes with the other legs of its group.
                     let deleted = state.store.delete_transaction(user, row_id).await?;
-                    receipts::remove_files(&state.config.receipts_dir, &deleted.receipts).await;
+                    state.config.receipts.remove(&deleted.receipts).await;
                     return Ok(AppJson(DeleteResult {
                         deleted_transaction_id: id,
                         affected_ids: deleted.ids.iter().map(ToString::to_string).collect(),

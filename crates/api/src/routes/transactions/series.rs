@@ -8,7 +8,6 @@ use cofre_store::{References, SeriesOp, StoreError};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::receipts;
 
 /// The series a projection handle belongs to.
 pub(super) fn series_of_handle(handle: &Handle) -> ApiResult<SeriesRef> {
@@ -64,6 +63,10 @@ pub(super) async fn run_series(
         Err(StoreError::NotFound) => return Err(missing),
         other => other?,
     };
-    receipts::remove_files(&state.config.receipts_dir, &applied.removed_receipts).await;
+    state
+        .config
+        .receipts
+        .remove(&applied.removed_receipts)
+        .await;
     Ok(applied.outcome)
 }
