@@ -38,6 +38,9 @@ pub enum ApiError {
     /// The database does not answer or dropped the connection; nothing
     /// uncommitted was kept.
     DatabaseUnavailable,
+    /// Receipt storage (the directory or the bucket) failed or does not
+    /// answer; no row points at a file that was not stored.
+    StorageUnavailable,
     /// The user has the most of something a user may have.
     LimitReached {
         what: &'static str,
@@ -85,6 +88,14 @@ pub struct ProblemField {
 }
 
 impl ApiError {
+    /// Receipt storage failed: logged here (the detail is never shown) and
+    /// answered 503 `storage_unavailable`.
+    pub fn storage(detail: String) -> Self {
+        metrics::counter!("receipt_storage_errors_total").increment(1);
+        tracing::warn!(error = %detail, "receipt storage failed");
+        ApiError::StorageUnavailable
+    }
+
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
         ApiError::Validation(vec![FieldError {
             field: field.into(),
@@ -155,6 +166,11 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE,
                 "database_unavailable",
                 "Database unavailable",
+            ),
+            ApiError::StorageUnavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "storage_unavailable",
+                "Receipt storage unavailable",
             ),
             ApiError::RateLimited { .. } => (
                 StatusCode::TOO_MANY_REQUESTS,
@@ -232,6 +248,11 @@ impl ApiError {
                  Retry-After (a write sent with a client `id` is safe to retry)"
                     .into()
             }
+            ApiError::StorageUnavailable => {
+                "receipt storage failed or does not answer; nothing was changed: retry after \
+                 Retry-After"
+                    .into()
+            }
             ApiError::RateLimited { retry_after } => {
                 format!("too many requests; retry in {retry_after} s")
             }
@@ -289,7 +310,7 @@ impl IntoResponse for ApiError {
         let retry_after = match &self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
             ApiError::DeadlineExceeded { .. } | ApiError::Busy | ApiError::Conflicted => Some(1),
-            ApiError::DatabaseUnavailable => Some(2),
+            ApiError::DatabaseUnavailable | ApiError::StorageUnavailable => Some(2),
             _ => None,
         };
         let replayable = matches!(self, ApiError::Conflicted);

@@ -59,7 +59,7 @@ fn not_accepted() -> ApiError {
 }
 
 fn storage_error(doing: &'static str) -> impl FnOnce(StorageError) -> ApiError {
-    move |err| ApiError::Internal(format!("{doing}: {err}"))
+    move |err| ApiError::storage(format!("{doing}: {err}"))
 }
 
 /// A part of the form that could not be read: over the body limit, cut

@@ -71,7 +71,7 @@ pub async fn serve(storage: &ReceiptStorage, name: &str, request: Request) -> Re
             return not_modified(kind);
         }
         Some(Err(err)) if wanted == RangeRequest::Whole => {
-            return ApiError::Internal(format!("reading receipt {name}: {err}")).into_response();
+            return ApiError::storage(format!("reading receipt {name}: {err}")).into_response();
         }
         // A range the store refused (or `-0`, which selects nothing):
         // with the file's length, either a 416 or the range made exact.
@@ -84,7 +84,7 @@ pub async fn serve(storage: &ReceiptStorage, name: &str, request: Request) -> Re
                     return ApiError::NotFound.into_response();
                 }
                 Err(err) => {
-                    return ApiError::Internal(format!("reading receipt {name}: {err}"))
+                    return ApiError::storage(format!("reading receipt {name}: {err}"))
                         .into_response();
                 }
                 Ok(meta) => match one.resolve(meta.size) {
@@ -103,10 +103,8 @@ pub async fn serve(storage: &ReceiptStorage, name: &str, request: Request) -> Re
                                 return not_modified(kind);
                             }
                             Err(err) => {
-                                return ApiError::Internal(format!(
-                                    "reading receipt {name}: {err}"
-                                ))
-                                .into_response();
+                                return ApiError::storage(format!("reading receipt {name}: {err}"))
+                                    .into_response();
                             }
                         }
                     }

@@ -6,9 +6,10 @@
 
 use axum::body::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
-use object_store::aws::AmazonS3Builder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
+use object_store::{ClientConfigKey, RetryConfig};
 use object_store::{
     GetOptions, GetResult, ObjectMeta, ObjectStore, ObjectStoreExt, WriteMultipart,
 };
@@ -91,7 +92,20 @@ impl ReceiptStorage {
     /// self-hosted S3 servers answer.
     pub fn s3(url: &str, builder: AmazonS3Builder) -> Result<Self, String> {
         let (bucket, prefix) = parse_s3_url(url)?;
+        // A bucket that does not answer is an error within seconds, well
+        // inside the request deadline, not after object_store's default of
+        // minutes of retries.
+        let retry = RetryConfig {
+            max_retries: 2,
+            retry_timeout: Duration::from_secs(4),
+            ..RetryConfig::default()
+        };
         let store = builder
+            .with_retry(retry)
+            .with_config(
+                AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
+                "2s",
+            )
             .with_bucket_name(bucket)
             .build()
             .map_err(|e| format!("cannot use receipts storage {url}: {e}"))?;

@@ -61,9 +61,10 @@ pub enum CommonErrors {
     #[response(status = 500, content_type = "application/problem+json")]
     Internal(Problem),
     /// `deadline_exceeded`: cut off at the server's request deadline,
-    /// `busy`: the data kept changing under concurrent writes, or
-    /// `database_unavailable`: the database does not answer. Nothing
-    /// uncommitted was kept; retry after `Retry-After`.
+    /// `busy`: the data kept changing under concurrent writes,
+    /// `database_unavailable`: the database does not answer, or
+    /// `storage_unavailable`: receipt storage does not. Nothing uncommitted
+    /// was kept; retry after `Retry-After`.
     #[response(status = 503, content_type = "application/problem+json")]
     Unavailable(Problem),
 }

@@ -149,7 +149,8 @@ async fn delete_receipt(
             (ReceiptFile = "image/heic"), (ReceiptFile = "image/webp"))),
         (status = 304, description = "Not modified: the `If-None-Match` (an `ETag` of an earlier answer) or `If-Modified-Since` sent still holds"),
         (status = 404, description = "No such receipt", body = Problem, content_type = "application/problem+json"),
-        (status = 416, description = "The `Range` asked for lies outside the file; `Content-Range: bytes */LENGTH` gives its length")))]
+        (status = 416, description = "The `Range` asked for lies outside the file; `Content-Range: bytes */LENGTH` gives its length"),
+        (status = 503, description = "`storage_unavailable`: receipt storage does not answer; retry after `Retry-After`", body = Problem, content_type = "application/problem+json")))]
 async fn get_receipt(
     State(state): State<AppState>,
     AppPath(name): AppPath<String>,

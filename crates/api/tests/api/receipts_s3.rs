@@ -68,8 +68,12 @@ async fn raw_s3(method: &str, path: &str) -> (u16, String) {
 
 /// The storage of bucket `bucket` under the prefix `receipts/`.
 fn storage_of(bucket: &str) -> ReceiptStorage {
+    storage_at(&endpoint().expect("COFRE_TEST_S3_ENDPOINT"), bucket)
+}
+
+fn storage_at(endpoint: &str, bucket: &str) -> ReceiptStorage {
     let builder = AmazonS3Builder::new()
-        .with_endpoint(endpoint().expect("COFRE_TEST_S3_ENDPOINT"))
+        .with_endpoint(endpoint)
         .with_allow_http(true)
         .with_region("us-east-1")
         .with_access_key_id("cofre-test")
@@ -235,4 +239,65 @@ async fn a_missing_bucket_is_refused_at_start() {
     let storage = storage_of(&format!("cofre-missing-{}", uuid::Uuid::new_v4().simple()));
     let err = storage.prepare().await.expect_err("no such bucket");
     assert!(err.contains("does not answer"), "{err}");
+}
+
+/// A bucket that stops answering is a 503 `storage_unavailable` with
+/// `Retry-After` within seconds (bounded retries, inside the request
+/// deadline), never a 500, and the row keeps no receipt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_absent_bucket_is_a_503_within_seconds() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let config = ApiConfig {
+        receipts: storage_at(&format!("http://127.0.0.1:{port}"), "gone"),
+        ..ApiConfig::default()
+    };
+    let app = TestApp::start_with(Backend::Sqlite, config).await;
+    let account = app.bank("Conta").await;
+    let id = app
+        .tx(
+            serde_json::json!({"account_id": account, "type": "DEBIT", "amount": 30,
+            "description": "Táxi", "date": "2026-11-20"}),
+        )
+        .await["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let upload = Request::builder()
+        .method(Method::PUT)
+        .uri(format!("/v1/transactions/{id}/receipt"))
+        .header("authorization", format!("Bearer {}", app.key))
+        .header(
+            "content-type",
+            format!(
+                "multipart/form-data; boundary={}",
+                crate::receipts::BOUNDARY
+            ),
+        )
+        .body(Body::from(form(&[file_part(
+            "receipt.png",
+            &fixture("receipt.png"),
+        )])))
+        .expect("request");
+    let started = std::time::Instant::now();
+    let answer = app.send(upload).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(9),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(answer.header("retry-after"), Some("2"));
+    answer.problem(503, "storage_unavailable");
+    let row = app.get(&format!("/v1/transactions/{id}")).await;
+    assert!(row.ok(200)["transaction"]["receipt_url"].is_null());
+    app.call(
+        Method::GET,
+        "/receipts/0123456789abcdef0123456789abcdef.png",
+        None,
+        None,
+    )
+    .await
+    .problem(503, "storage_unavailable");
 }
