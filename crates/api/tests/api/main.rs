@@ -25,6 +25,7 @@ mod profile;
 mod projections;
 mod read_cache;
 mod receipts;
+mod shared_limits;
 mod tags;
 mod totals;
 mod transactions;

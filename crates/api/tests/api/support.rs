@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tower::ServiceExt;
 
 use cofre_api::admin::issue_key;
-use cofre_api::rate_limit::MemoryLimiter;
+use cofre_api::rate_limit::{Limiter, MemoryLimiter};
 use cofre_api::{ApiConfig, AppState};
 use cofre_domain::UserId;
 use cofre_domain::auth::Scope;
@@ -78,6 +78,8 @@ macro_rules! on_both_backends {
 enum Database {
     Sqlite(#[allow(dead_code)] tempfile::TempDir),
     Postgres { admin_url: String, name: String },
+    /// Another app's, which removes it.
+    Shared,
 }
 
 pub struct TestApp {
@@ -91,6 +93,7 @@ pub struct TestApp {
     database: Database,
     /// This app's own receipts directory, removed with it.
     receipts: tempfile::TempDir,
+    state: AppState,
 }
 
 pub struct Response {
@@ -162,7 +165,17 @@ impl TestApp {
 
     /// An app whose clock is pinned to `now` (an RFC 3339 instant) instead
     /// of [`NOW`].
-    pub async fn start_at(backend: Backend, mut config: ApiConfig, now: &str) -> TestApp {
+    pub async fn start_at(backend: Backend, config: ApiConfig, now: &str) -> TestApp {
+        Self::start_limited(backend, config, now, Arc::new(MemoryLimiter::new())).await
+    }
+
+    /// An app counting its rate limits with `limiter`.
+    pub async fn start_limited(
+        backend: Backend,
+        mut config: ApiConfig,
+        now: &str,
+        limiter: Arc<dyn Limiter>,
+    ) -> TestApp {
         let receipts = tempfile::tempdir().expect("receipts dir");
         config.receipts_dir = receipts.path().to_path_buf();
         let (url, database) = match backend {
@@ -191,10 +204,10 @@ impl TestApp {
         let state = AppState {
             store: store.clone(),
             clock: Clock::new(Some(now), zone),
-            limiter: Arc::new(MemoryLimiter::new()),
+            limiter,
             config: Arc::new(config),
         };
-        let router = cofre_api::router(state);
+        let router = cofre_api::router(state.clone());
         let mut app = TestApp {
             router,
             store,
@@ -203,6 +216,7 @@ impl TestApp {
             user: UserId::new(),
             database,
             receipts,
+            state,
         };
         let (user, key) = app.new_user().await;
         app.user = user;
@@ -381,6 +395,28 @@ impl TestApp {
             .await
             .expect("body");
         (status, headers, bytes.to_vec())
+    }
+}
+
+impl TestApp {
+    /// A second server on this app's database, with the same users and
+    /// keys, counting its rate limits with `limiter`. Keep this app alive
+    /// while it is used.
+    pub fn server_with(&self, limiter: Arc<dyn Limiter>) -> TestApp {
+        let state = AppState {
+            limiter,
+            ..self.state.clone()
+        };
+        TestApp {
+            router: cofre_api::router(state.clone()),
+            store: self.store.clone(),
+            url: self.url.clone(),
+            key: self.key.clone(),
+            user: self.user,
+            database: Database::Shared,
+            receipts: tempfile::tempdir().expect("receipts dir"),
+            state,
+        }
     }
 }
 
