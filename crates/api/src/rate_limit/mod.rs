@@ -281,6 +281,12 @@ mod tests {
     #[test]
     fn nothing_to_decide_without_windows() {
         assert_eq!(decide(&[], &[], 0), None);
-        assert!(active(&[Window { limit: 3, window_sec: 0 }]).is_empty());
+        assert!(
+            active(&[Window {
+                limit: 3,
+                window_sec: 0
+            }])
+            .is_empty()
+        );
     }
 }

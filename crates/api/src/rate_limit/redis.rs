@@ -15,8 +15,8 @@
 //! [`PROBE_INTERVAL`]. The first answer from Redis after that makes the
 //! counting shared again.
 
-use async_trait::async_trait;
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use async_trait::async_trait;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -118,11 +118,8 @@ impl RedisLimiter {
         let mut conn = self.manager.clone();
         let ping = ::redis::cmd("PING");
         // The first connection may take a retry: give it a little longer.
-        let answer = tokio::time::timeout(
-            self.timeout * 4,
-            ping.query_async::<String>(&mut conn),
-        )
-        .await;
+        let answer =
+            tokio::time::timeout(self.timeout * 4, ping.query_async::<String>(&mut conn)).await;
         match answer {
             Ok(Ok(_)) => tracing::info!(
                 "rate limits are counted in Redis, shared by every server that uses it"
@@ -355,7 +352,10 @@ mod tests {
             .await
             .unwrap();
         let reset = i64::try_from(refused.window(long).unwrap().reset).unwrap();
-        assert!((reset - 1..=reset + 1).contains(&ttl), "ttl {ttl}, reset {reset}");
+        assert!(
+            (reset - 1..=reset + 1).contains(&ttl),
+            "ttl {ttl}, reset {reset}"
+        );
         let _: () = ::redis::cmd("DEL")
             .arg(&keys)
             .query_async(&mut conn)

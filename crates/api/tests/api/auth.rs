@@ -154,7 +154,11 @@ async fn rate_limit_is_enforced_and_reported(backend: Backend) {
     let me = app.get("/v1/me").await;
     let minute = &me.ok(200)["limits"]["rate"]["minute"];
     assert_eq!(
-        (&minute["limit"], &minute["window_sec"], &minute["remaining"]),
+        (
+            &minute["limit"],
+            &minute["window_sec"],
+            &minute["remaining"]
+        ),
         (&json!(3), &json!(60), &json!(2))
     );
     let day = &me.body["limits"]["rate"]["day"];

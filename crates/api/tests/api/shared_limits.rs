@@ -187,10 +187,7 @@ async fn the_bulk_limit_holds_across_servers() {
     b.post(BULK, json!({}))
         .await
         .problem(400, "validation_error");
-    let (from_a, from_b) = (
-        a.post(BULK, json!({})).await,
-        b.post(BULK, json!({})).await,
-    );
+    let (from_a, from_b) = (a.post(BULK, json!({})).await, b.post(BULK, json!({})).await);
     for refused in [&from_a, &from_b] {
         refused.problem(429, "rate_limited");
         assert_eq!(refused.header("ratelimit-limit"), Some("2"));
@@ -310,7 +307,10 @@ async fn without_redis_each_server_limits_alone_then_shares_again() {
     for _ in 0..4 {
         let started = Instant::now();
         statuses.push(a.get("/v1/accounts").await.status);
-        assert!(started.elapsed() < Duration::from_secs(1), "waited on Redis");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "waited on Redis"
+        );
     }
     assert_eq!(statuses, [200, 200, 200, 429]);
     assert_eq!(metric("rate_limit_backend_fallback"), Some(1.0));

@@ -75,10 +75,10 @@ macro_rules! on_both_backends {
     };
 }
 
+/// `Shared`: another app's database, which that app removes.
 enum Database {
     Sqlite(#[allow(dead_code)] tempfile::TempDir),
     Postgres { admin_url: String, name: String },
-    /// Another app's, which removes it.
     Shared,
 }
 
