@@ -29,6 +29,11 @@ pub struct Principal {
     pub view_version: i64,
 }
 
+/// The general limits' decision for this request, as counted by every
+/// server sharing the limiter; left in the request for `/v1/me`.
+#[derive(Clone, Debug)]
+pub struct RateStatus(pub Decision);
+
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
@@ -85,13 +90,17 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
     };
     let decision = state
         .limiter
-        .check(&principal.key_id.to_string(), &state.config.rate_windows());
+        .check(&principal.key_id.to_string(), &state.config.rate_windows())
+        .await;
     if let Some(d) = &decision
         && !d.allowed
     {
         return refused(d);
     }
     req.extensions_mut().insert(principal);
+    if let Some(d) = &decision {
+        req.extensions_mut().insert(RateStatus(d.clone()));
+    }
     let mut response = next.run(req).await;
     // A route with its own, stricter budget (bulk) reports that one.
     if let Some(d) = &decision
@@ -134,7 +143,8 @@ impl FromRequestParts<AppState> for BulkQuota {
         };
         let decision = state
             .limiter
-            .check(&format!("bulk:{}", principal.key_id), &[window]);
+            .check(&format!("bulk:{}", principal.key_id), &[window])
+            .await;
         if let Some(d) = &decision
             && !d.allowed
         {

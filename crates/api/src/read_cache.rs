@@ -18,7 +18,7 @@
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
@@ -153,8 +153,9 @@ fn hit(answer: Answer) -> Response {
     respond(answer)
 }
 
-/// The answer to keep of a response: a 200 whose body fits; otherwise the
-/// response itself, to send as it is.
+/// The answer to keep of a response: a 200 whose body fits and that does
+/// not say `Cache-Control: no-store`; otherwise the response itself, to
+/// send as it is.
 async fn keepable(response: Response, largest: usize) -> Result<Answer, Response> {
     let fits = response
         .body()
@@ -162,7 +163,11 @@ async fn keepable(response: Response, largest: usize) -> Result<Answer, Response
         .exact()
         .and_then(|n| usize::try_from(n).ok())
         .is_some_and(|n| n <= largest);
-    if response.status() != StatusCode::OK || !fits {
+    let no_store = response
+        .headers()
+        .get(header::CACHE_CONTROL)
+        .is_some_and(|v| v.as_bytes() == b"no-store");
+    if response.status() != StatusCode::OK || !fits || no_store {
         return Err(response);
     }
     let (parts, body) = response.into_parts();

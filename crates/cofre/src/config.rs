@@ -127,6 +127,11 @@ pub struct ServeArgs {
     /// (at least 16 characters).
     #[arg(long, env = "COFRE_METRICS_TOKEN", hide_env_values = true)]
     pub metrics_token: Option<String>,
+    /// `redis://[user:password@]host[:port][/db]`: count rate limits in
+    /// this Redis, shared by every server using it. Unset: each server
+    /// counts in its own memory.
+    #[arg(long, env = "COFRE_REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
 }
 
 /// Where receipt files live; `serve`, `backup`, `restore` and `users

@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cofre_api::admin::{self, IssuedKey};
-use cofre_api::rate_limit::MemoryLimiter;
 use cofre_api::{ApiConfig, AppState};
 use cofre_domain::auth::{format_scopes, parse_scopes};
 use cofre_domain::time::format_timestamp;
@@ -258,6 +257,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             import::run(store.as_ref(), &clock, account, &file, &bytes).await
         }
         Command::Serve(args) => {
+            let limiter = cofre_api::rate_limit::from_redis_url(args.redis_url.as_deref()).await?;
             let cache_bytes = u64::from(args.store_cache_mb) << 20;
             let (store, schema) =
                 open_store_with(&cli.common, cache_bytes, args.migrate.migrations()).await?;
@@ -285,7 +285,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let state = AppState {
                 store,
                 clock,
-                limiter: Arc::new(MemoryLimiter::new()),
+                limiter,
                 config: Arc::new(ApiConfig {
                     public_url,
                     base_currency: args.base_currency()?,

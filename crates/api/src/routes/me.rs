@@ -1,7 +1,10 @@
 //! `GET/PATCH /v1/me`: the user's financial profile, plan, scopes and the
 //! rate limits in force.
 
+use axum::Extension;
 use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -12,10 +15,11 @@ use cofre_domain::profile::{Profile, ProfileChanges};
 
 use super::CommonErrors;
 use crate::AppState;
-use crate::auth::{Auth, Read, Write};
+use crate::auth::{Auth, RateStatus, Read, Write};
 use crate::error::{ApiResult, Problem};
 use crate::extract::AppJson;
 use crate::json::{JsonMoney, NonNegativeAmount, Title, map_patch, patch};
+use crate::rate_limit::Window;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_me, patch_me))
@@ -60,6 +64,26 @@ pub struct RateWindow {
     /// Requests allowed per window; 0 means the window is off.
     pub limit: u32,
     pub window_sec: u64,
+    /// Requests this key has left in the current window, this one
+    /// counted, across every server sharing the limits; null when the
+    /// window is off.
+    pub remaining: Option<u32>,
+    /// Seconds until the current window resets; null when the window is
+    /// off.
+    pub reset: Option<u64>,
+}
+
+impl RateWindow {
+    /// The window as configured and where this request's check left it.
+    fn of(window: Window, status: Option<&RateStatus>) -> Self {
+        let state = status.and_then(|s| s.0.window(window));
+        Self {
+            limit: window.limit,
+            window_sec: window.window_sec,
+            remaining: state.map(|s| s.remaining),
+            reset: state.map(|s| s.reset),
+        }
+    }
 }
 
 #[derive(Serialize, ToSchema)]
@@ -84,12 +108,20 @@ pub struct MeBody {
 }
 
 /// The profile, plan, scopes of the calling key and rate limits in force.
+///
+/// Each rate window tells what is left of it after this request, as
+/// counted by every server sharing the limits (`Cache-Control: no-store`).
 #[utoipa::path(get, path = "/v1/me", tag = "profile",
     responses((status = 200, body = MeBody), CommonErrors))]
-async fn get_me(State(state): State<AppState>, auth: Auth<Read>) -> ApiResult<AppJson<MeBody>> {
+async fn get_me(
+    State(state): State<AppState>,
+    auth: Auth<Read>,
+    status: Option<Extension<RateStatus>>,
+) -> ApiResult<impl IntoResponse> {
     let profile = state.store.get_profile(auth.user()).await?;
     let [minute, day] = state.config.rate_windows();
-    Ok(AppJson(MeBody {
+    let status = status.as_ref().map(|Extension(s)| s);
+    let body = AppJson(MeBody {
         profile: profile.into(),
         plan: Plan {
             premium_access: true,
@@ -104,17 +136,12 @@ async fn get_me(State(state): State<AppState>, auth: Auth<Read>) -> ApiResult<Ap
             .collect(),
         limits: Limits {
             rate: RateLimits {
-                minute: RateWindow {
-                    limit: minute.limit,
-                    window_sec: minute.window_sec,
-                },
-                day: RateWindow {
-                    limit: day.limit,
-                    window_sec: day.window_sec,
-                },
+                minute: RateWindow::of(minute, status),
+                day: RateWindow::of(day, status),
             },
         },
-    }))
+    });
+    Ok(([(header::CACHE_CONTROL, "no-store")], body))
 }
 
 /// Only the fields sent change; `null` clears a field.

@@ -152,13 +152,19 @@ async fn rate_limit_is_enforced_and_reported(backend: Backend) {
     };
     let app = TestApp::start_with(backend, config).await;
     let me = app.get("/v1/me").await;
+    let minute = &me.ok(200)["limits"]["rate"]["minute"];
     assert_eq!(
-        me.ok(200)["limits"]["rate"]["minute"],
-        json!({"limit": 3, "window_sec": 60})
+        (
+            &minute["limit"],
+            &minute["window_sec"],
+            &minute["remaining"]
+        ),
+        (&json!(3), &json!(60), &json!(2))
     );
+    let day = &me.body["limits"]["rate"]["day"];
     assert_eq!(
-        me.body["limits"]["rate"]["day"],
-        json!({"limit": 50000, "window_sec": 86400})
+        (&day["limit"], &day["window_sec"], &day["remaining"]),
+        (&json!(50000), &json!(86400), &json!(49999))
     );
     assert_eq!(me.header("ratelimit-limit"), Some("3"));
     assert_eq!(me.header("ratelimit-remaining"), Some("2"));

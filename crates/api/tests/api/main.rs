@@ -26,6 +26,7 @@ mod projections;
 mod read_cache;
 mod receipts;
 mod receipts_s3;
+mod shared_limits;
 mod tags;
 mod totals;
 mod transactions;

@@ -73,10 +73,14 @@ async fn patch_raw(
 async fn me_has_the_full_shape(backend: Backend) {
     let app = TestApp::start(backend).await;
     let response = app.get("/v1/me").await;
-    let me = response.ok(200);
+    let mut me = response.ok(200).clone();
     assert_eq!(response.header("content-type"), Some("application/json"));
+    for window in ["minute", "day"] {
+        let reset = me["limits"]["rate"][window]["reset"].take();
+        assert!(reset.as_u64().is_some_and(|s| s > 0), "{window}: {reset}");
+    }
     assert_eq!(
-        *me,
+        me,
         json!({
             "id": app.user.to_string(),
             "name": "Test",
@@ -88,8 +92,8 @@ async fn me_has_the_full_shape(backend: Backend) {
             "plan": {"premium_access": true, "ultra_access": true, "frequency": "MONTHLY"},
             "scopes": ["read", "write"],
             "limits": {"rate": {
-                "minute": {"limit": 300, "window_sec": 60},
-                "day": {"limit": 50000, "window_sec": 86400},
+                "minute": {"limit": 300, "window_sec": 60, "remaining": 299, "reset": null},
+                "day": {"limit": 50000, "window_sec": 86400, "remaining": 49999, "reset": null},
             }},
         })
     );
@@ -117,14 +121,38 @@ async fn me_reports_the_configured_rate_limits(backend: Backend) {
         rate_limit_per_day: 1234,
         ..ApiConfig::default()
     };
-    let app = TestApp::start_with(backend, config).await;
+    let app = TestApp::start_with(backend.clone(), config).await;
     let me = app.get("/v1/me").await;
+    let mut limits = me.ok(200)["limits"].clone();
+    // What is left counts this request; the resets move with the clock.
+    for (window, len) in [("minute", 60), ("day", 86_400)] {
+        let reset = limits["rate"][window]["reset"].take().as_u64().unwrap();
+        assert!((1..=len).contains(&reset), "{window} resets in {reset}");
+    }
     assert_eq!(
-        me.ok(200)["limits"],
+        limits,
         json!({"rate": {
-            "minute": {"limit": 7, "window_sec": 60},
-            "day": {"limit": 1234, "window_sec": 86400},
+            "minute": {"limit": 7, "window_sec": 60, "remaining": 6, "reset": null},
+            "day": {"limit": 1234, "window_sec": 86400, "remaining": 1233, "reset": null},
         }})
+    );
+    assert_eq!(me.header("ratelimit-remaining"), Some("6"));
+    // Never answered from the read cache: the figures move on.
+    let again = app.get("/v1/me").await;
+    assert_eq!(again.ok(200)["limits"]["rate"]["minute"]["remaining"], 5);
+    // A window turned off has nothing left to report.
+    let off = TestApp::start_with(
+        backend,
+        ApiConfig {
+            rate_limit_per_minute: 0,
+            ..ApiConfig::default()
+        },
+    )
+    .await;
+    let off_me = off.get("/v1/me").await;
+    assert_eq!(
+        off_me.ok(200)["limits"]["rate"]["minute"],
+        json!({"limit": 0, "window_sec": 60, "remaining": null, "reset": null})
     );
 }
 

@@ -71,8 +71,18 @@ async fn a_write_is_seen_at_once_even_from_another_process(backend: Backend) {
     );
     // Through a second store on the same database: another server
     // process, or the CLI.
-    assert_eq!(app.get("/v1/me").await.ok(200)["name"], "Test");
+    // (`/v1/me` is never cached: its rate-limit figures change with every
+    // request; the tags are.)
+    let tags = |answer: &serde_json::Value| answer["data"].as_array().unwrap().len();
+    let before = tags(app.get("/v1/tags").await.ok(200));
+    assert_eq!(tags(app.get("/v1/tags").await.ok(200)), before);
     let other = cofre_store::connect(&app.url).await.expect("second store");
+    let tag = cofre_domain::tag::new_tag("Outra", "#112233").expect("tag");
+    other
+        .create_tag(app.user, &tag, jiff::Timestamp::now())
+        .await
+        .expect("create tag");
+    assert_eq!(tags(app.get("/v1/tags").await.ok(200)), before + 1);
     let changes = ProfileChanges {
         name: Patch::Set("Outra".into()),
         ..ProfileChanges::default()

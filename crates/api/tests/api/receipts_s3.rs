@@ -11,13 +11,12 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
 
+use cofre_api::ApiConfig;
 use cofre_api::rate_limit::MemoryLimiter;
 use cofre_api::receipts::{AmazonS3Builder, ReceiptStorage};
-use cofre_api::{ApiConfig, AppState};
-use cofre_domain::time::Clock;
 
 use crate::receipts::{file_part, fixture, form};
-use crate::support::{Backend, NOW, TestApp};
+use crate::support::{Backend, TestApp};
 
 /// The S3 endpoint to test against. Without it the S3 tests are skipped
 /// with a notice, except under `CI=true`, where skipping is a failure.
@@ -115,22 +114,6 @@ pub async fn everything_in(storage: &ReceiptStorage) -> Vec<String> {
     names
 }
 
-/// Another server: its own router and store over the same database and
-/// the same bucket as `app`.
-async fn another_server(app: &TestApp, storage: &ReceiptStorage) -> Router {
-    let store = cofre_store::connect(&app.url).await.expect("open store");
-    let zone = jiff::tz::TimeZone::get("America/Sao_Paulo").expect("zone");
-    cofre_api::router(AppState {
-        store,
-        clock: Clock::new(Some(NOW.parse().expect("NOW")), zone),
-        limiter: Arc::new(MemoryLimiter::new()),
-        config: Arc::new(ApiConfig {
-            receipts: storage.clone(),
-            ..ApiConfig::default()
-        }),
-    })
-}
-
 async fn status_and_bytes(router: &Router, request: Request<Body>) -> (u16, Vec<u8>) {
     let response = router.clone().oneshot(request).await.expect("infallible");
     let status = response.status().as_u16();
@@ -157,8 +140,8 @@ async fn a_fleet_shares_one_bucket(db: Backend) {
         ..ApiConfig::default()
     };
     let a = TestApp::start_with(db, config).await;
-    let b = another_server(&a, &storage).await;
-    let c = another_server(&a, &storage).await;
+    let b = a.server_with(Arc::new(MemoryLimiter::new())).router.clone();
+    let c = a.server_with(Arc::new(MemoryLimiter::new())).router.clone();
 
     let account = a.bank("Conta").await;
     let id = a

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tower::ServiceExt;
 
 use cofre_api::admin::issue_key;
-use cofre_api::rate_limit::MemoryLimiter;
+use cofre_api::rate_limit::{Limiter, MemoryLimiter};
 use cofre_api::{ApiConfig, AppState};
 use cofre_domain::UserId;
 use cofre_domain::auth::Scope;
@@ -75,13 +75,15 @@ macro_rules! on_both_backends {
     };
 }
 
+/// `Shared`: another app's database, which that app removes.
 enum Database {
     Sqlite(#[allow(dead_code)] tempfile::TempDir),
     Postgres { admin_url: String, name: String },
+    Shared,
 }
 
 pub struct TestApp {
-    router: Router,
+    pub router: Router,
     pub store: Arc<dyn Store>,
     /// The database URL, for tests that reach into the database itself.
     pub url: String,
@@ -94,6 +96,7 @@ pub struct TestApp {
     /// Where the app keeps receipt files: that directory, or the bucket
     /// the caller's configuration named.
     pub storage: cofre_api::receipts::ReceiptStorage,
+    state: AppState,
 }
 
 pub struct Response {
@@ -165,7 +168,17 @@ impl TestApp {
 
     /// An app whose clock is pinned to `now` (an RFC 3339 instant) instead
     /// of [`NOW`].
-    pub async fn start_at(backend: Backend, mut config: ApiConfig, now: &str) -> TestApp {
+    pub async fn start_at(backend: Backend, config: ApiConfig, now: &str) -> TestApp {
+        Self::start_limited(backend, config, now, Arc::new(MemoryLimiter::new())).await
+    }
+
+    /// An app counting its rate limits with `limiter`.
+    pub async fn start_limited(
+        backend: Backend,
+        mut config: ApiConfig,
+        now: &str,
+        limiter: Arc<dyn Limiter>,
+    ) -> TestApp {
         let receipts = tempfile::tempdir().expect("receipts dir");
         if config.receipts.is_memory() {
             config.receipts =
@@ -198,10 +211,10 @@ impl TestApp {
         let state = AppState {
             store: store.clone(),
             clock: Clock::new(Some(now), zone),
-            limiter: Arc::new(MemoryLimiter::new()),
+            limiter,
             config: Arc::new(config),
         };
-        let router = cofre_api::router(state);
+        let router = cofre_api::router(state.clone());
         let mut app = TestApp {
             router,
             store,
@@ -211,6 +224,7 @@ impl TestApp {
             database,
             receipts,
             storage,
+            state,
         };
         let (user, key) = app.new_user().await;
         app.user = user;
@@ -389,6 +403,29 @@ impl TestApp {
             .await
             .expect("body");
         (status, headers, bytes.to_vec())
+    }
+}
+
+impl TestApp {
+    /// A second server on this app's database and receipt storage, with
+    /// the same users and keys, counting its rate limits with `limiter`.
+    /// Keep this app alive while it is used.
+    pub fn server_with(&self, limiter: Arc<dyn Limiter>) -> TestApp {
+        let state = AppState {
+            limiter,
+            ..self.state.clone()
+        };
+        TestApp {
+            router: cofre_api::router(state.clone()),
+            store: self.store.clone(),
+            url: self.url.clone(),
+            key: self.key.clone(),
+            user: self.user,
+            database: Database::Shared,
+            receipts: tempfile::tempdir().expect("receipts dir"),
+            storage: self.storage.clone(),
+            state,
+        }
     }
 }
 
