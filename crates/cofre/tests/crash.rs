@@ -135,25 +135,19 @@ async fn survives_sigkill(database: Database, url: String) {
         key: key.expect("the first start prints a key"),
     };
     let bank = api
-        .ok(
-            reqwest::Method::POST,
+        .create(
             "/v1/accounts",
-            Some(&json!({"type": "BANK", "title": "Conta", "initial_balance": 100000})),
+            json!({"type": "BANK", "title": "Conta", "initial_balance": 100000}),
+            "/id",
         )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .await;
     let savings = api
-        .ok(
-            reqwest::Method::POST,
+        .create(
             "/v1/accounts",
-            Some(&json!({"type": "BANK", "title": "Poupança"})),
+            json!({"type": "BANK", "title": "Poupança"}),
+            "/id",
         )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .await;
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let mut server = Some(server);
     let mut api = api;
@@ -299,15 +293,12 @@ async fn sigterm_waits_no_longer_than_the_grace() {
         key: key.expect("key"),
     };
     let bank = api
-        .ok(
-            reqwest::Method::POST,
+        .create(
             "/v1/accounts",
-            Some(&json!({"type": "BANK", "title": "Conta"})),
+            json!({"type": "BANK", "title": "Conta"}),
+            "/id",
         )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .await;
     let mut lock = sqlx::SqliteConnection::connect(&url)
         .await
         .expect("second connection");

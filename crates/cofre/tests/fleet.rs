@@ -22,16 +22,7 @@ const MINUTE_LIMIT: u64 = 30;
 const BULK_LIMIT: u64 = 3;
 
 fn setting(name: &str) -> Option<String> {
-    match std::env::var(name) {
-        Ok(value) if !value.is_empty() => Some(value),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI=true but {name} is not set: the fleet test must run")
-        }
-        _ => {
-            eprintln!("SKIPPED (fleet): set {name} to run the fleet test");
-            None
-        }
-    }
+    common::server_url(name, "fleet")
 }
 
 fn minute_now() -> u64 {
@@ -133,31 +124,23 @@ async fn three_servers_share_one_database_one_redis_and_one_bucket() {
 
     // A write through A is read at once through B and C.
     let account = api_a
-        .ok(
-            reqwest::Method::POST,
+        .create(
             "/v1/accounts",
-            Some(&json!({"type": "BANK", "title": "Conta", "initial_balance": 100})),
+            json!({"type": "BANK", "title": "Conta", "initial_balance": 100}),
+            "/id",
         )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .await;
     for api in [&api_b, &api_c] {
         api.ok(reqwest::Method::GET, "/v1/accounts", None).await;
     }
     let row = api_a
-        .ok(
-            reqwest::Method::POST,
+        .create(
             "/v1/transactions",
-            Some(
-                &json!({"account_id": account, "type": "DEBIT", "amount": 12.5,
+            json!({"account_id": account, "type": "DEBIT", "amount": 12.5,
                 "description": "Mercado", "date": "2026-11-20"}),
-            ),
+            "/transaction/id",
         )
-        .await["transaction"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .await;
     for api in [&api_b, &api_c] {
         let accounts = api.ok(reqwest::Method::GET, "/v1/accounts", None).await;
         assert_eq!(

@@ -110,6 +110,25 @@ async fn ready_within(base: &str, limit: Duration) {
     }
 }
 
+/// Two servers on the empty database `url`, each with a client holding
+/// the first user's key.
+async fn two_servers(
+    url: &str,
+    receipts: &std::path::Path,
+    settings: &[(&str, &str)],
+) -> ((Server, Api), (Server, Api)) {
+    let (a, key) = Server::start(url, receipts, settings).await;
+    let (b, _) = Server::start(url, receipts, settings).await;
+    let key = key.expect("the first server prints the key");
+    let api = |server: &Server| Api {
+        http: reqwest::Client::new(),
+        base: server.base.clone(),
+        key: key.clone(),
+    };
+    let (api_a, api_b) = (api(&a), api(&b));
+    ((a, api_a), (b, api_b))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_postgres_restart_under_write_load_loses_no_acknowledged_write() {
     let Some(postgres) = OwnPostgres::start() else {
@@ -118,25 +137,14 @@ async fn a_postgres_restart_under_write_load_loses_no_acknowledged_write() {
     let url = postgres.url();
     let receipts = tempfile::tempdir().expect("receipts");
     let settings = [("COFRE_REQUEST_TIMEOUT", "5")];
-    let (a, key) = Server::start(&url, receipts.path(), &settings).await;
-    let (b, _) = Server::start(&url, receipts.path(), &settings).await;
-    let key = key.expect("the first server prints the key");
-    let api = |base: &str| Api {
-        http: reqwest::Client::new(),
-        base: base.to_owned(),
-        key: key.clone(),
-    };
-    let (api_a, api_b) = (api(&a.base), api(&b.base));
+    let ((a, api_a), (b, api_b)) = two_servers(&url, receipts.path(), &settings).await;
     let account = api_a
-        .ok(
-            reqwest::Method::POST,
+        .create(
             "/v1/accounts",
-            Some(&json!({"type": "BANK", "title": "Conta"})),
+            json!({"type": "BANK", "title": "Conta"}),
+            "/id",
         )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .await;
 
     let stop = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -279,15 +287,7 @@ async fn a_redis_outage_fails_open_and_sharing_resumes() {
         ("COFRE_REDIS_URL", redis_url.as_str()),
         ("COFRE_RATE_LIMIT_PER_MINUTE", "100000"),
     ];
-    let (a, key) = Server::start(&url, receipts.path(), &settings).await;
-    let (b, _) = Server::start(&url, receipts.path(), &settings).await;
-    let key = key.expect("key");
-    let api = |base: &str| Api {
-        http: reqwest::Client::new(),
-        base: base.to_owned(),
-        key: key.clone(),
-    };
-    let (api_a, api_b) = (api(&a.base), api(&b.base));
+    let ((a, api_a), (b, api_b)) = two_servers(&url, receipts.path(), &settings).await;
     assert!(
         counted_together(&api_a, &api_b).await,
         "not shared at first"

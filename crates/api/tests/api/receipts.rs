@@ -172,7 +172,11 @@ async fn upload_as(
         .await
 }
 
-async fn upload(app: &TestApp, id: &str, parts: &[Part<'_>]) -> crate::support::Response {
+pub(crate) async fn upload(
+    app: &TestApp,
+    id: &str,
+    parts: &[Part<'_>],
+) -> crate::support::Response {
     upload_as(app, &app.key, id, parts).await
 }
 

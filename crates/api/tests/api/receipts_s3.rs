@@ -15,25 +15,13 @@ use cofre_api::ApiConfig;
 use cofre_api::rate_limit::MemoryLimiter;
 use cofre_api::receipts::{AmazonS3Builder, ReceiptStorage};
 
-use crate::receipts::{file_part, fixture, form};
-use crate::support::{Backend, TestApp};
+use crate::receipts::{file_part, fixture, upload};
+use crate::support::{Backend, TestApp, server_url};
 
 /// The S3 endpoint to test against. Without it the S3 tests are skipped
 /// with a notice, except under `CI=true`, where skipping is a failure.
 pub fn endpoint() -> Option<String> {
-    match std::env::var("COFRE_TEST_S3_ENDPOINT") {
-        Ok(url) if !url.is_empty() => Some(url.trim_end_matches('/').to_owned()),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI=true but COFRE_TEST_S3_ENDPOINT is not set: the S3 receipt tests must run")
-        }
-        _ => {
-            eprintln!(
-                "SKIPPED (S3): set COFRE_TEST_S3_ENDPOINT (scripts/ensure-s3 prints it) to run \
-                 the receipt tests against S3"
-            );
-            None
-        }
-    }
+    server_url("COFRE_TEST_S3_ENDPOINT", "S3").map(|url| url.trim_end_matches('/').to_owned())
 }
 
 /// One raw HTTP/1.1 request to the S3 server (moto takes unsigned
@@ -154,20 +142,7 @@ async fn a_fleet_shares_one_bucket(db: Backend) {
         .expect("id")
         .to_owned();
     let pdf = fixture("receipt.pdf");
-    let upload = Request::builder()
-        .method(Method::PUT)
-        .uri(format!("/v1/transactions/{id}/receipt"))
-        .header("authorization", format!("Bearer {}", a.key))
-        .header(
-            "content-type",
-            format!(
-                "multipart/form-data; boundary={}",
-                crate::receipts::BOUNDARY
-            ),
-        )
-        .body(Body::from(form(&[file_part("receipt.pdf", &pdf)])))
-        .expect("request");
-    let uploaded = a.send(upload).await;
+    let uploaded = upload(&a, &id, &[file_part("receipt.pdf", &pdf)]).await;
     let url = uploaded.ok(200)["receipt_url"]
         .as_str()
         .expect("receipt_url")
@@ -248,24 +223,13 @@ async fn an_absent_bucket_is_a_503_within_seconds() {
         .as_str()
         .expect("id")
         .to_owned();
-    let upload = Request::builder()
-        .method(Method::PUT)
-        .uri(format!("/v1/transactions/{id}/receipt"))
-        .header("authorization", format!("Bearer {}", app.key))
-        .header(
-            "content-type",
-            format!(
-                "multipart/form-data; boundary={}",
-                crate::receipts::BOUNDARY
-            ),
-        )
-        .body(Body::from(form(&[file_part(
-            "receipt.png",
-            &fixture("receipt.png"),
-        )])))
-        .expect("request");
     let started = std::time::Instant::now();
-    let answer = app.send(upload).await;
+    let answer = upload(
+        &app,
+        &id,
+        &[file_part("receipt.png", &fixture("receipt.png"))],
+    )
+    .await;
     assert!(
         started.elapsed() < std::time::Duration::from_secs(9),
         "{:?}",

@@ -16,24 +16,13 @@ use cofre_api::ApiConfig;
 use cofre_api::rate_limit::{DEFAULT_TIMEOUT, RedisLimiter};
 use cofre_domain::auth::Scope;
 
-use crate::support::{Backend, NOW, Response, TestApp};
+use crate::support::{Backend, NOW, Response, TestApp, server_url};
 
 const BULK: &str = "/v1/transactions/bulk";
 
 /// The Redis of the tests, or `None` (skip) when it is not set.
 fn redis_url() -> Option<String> {
-    match std::env::var("COFRE_TEST_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI=true but COFRE_TEST_REDIS_URL is not set: the Redis tests must run")
-        }
-        _ => {
-            eprintln!(
-                "SKIPPED (Redis): set COFRE_TEST_REDIS_URL (scripts/ensure-redis prints it) to run the shared rate limit tests"
-            );
-            None
-        }
-    }
+    server_url("COFRE_TEST_REDIS_URL", "Redis")
 }
 
 /// This test's own keys in the shared Redis, removed by [`Keys::drop`].

@@ -32,19 +32,22 @@ impl Backend {
     /// it the test is skipped with a notice, except under `CI=true`, where
     /// skipping is a failure.
     pub fn postgres() -> Option<Backend> {
-        match std::env::var("COFRE_TEST_POSTGRES_URL") {
-            Ok(url) if !url.is_empty() => Some(Backend::Postgres(url)),
-            _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-                panic!(
-                    "CI=true but COFRE_TEST_POSTGRES_URL is not set: the PostgreSQL suite must run"
-                )
-            }
-            _ => {
-                eprintln!(
-                    "SKIPPED (PostgreSQL): set COFRE_TEST_POSTGRES_URL to run this test on PostgreSQL"
-                );
-                None
-            }
+        server_url("COFRE_TEST_POSTGRES_URL", "PostgreSQL").map(Backend::Postgres)
+    }
+}
+
+/// The URL of a server the tests need, from the variable `var` (the repo's
+/// scripts set it); without it the test is skipped with a notice, except
+/// under `CI=true`, where skipping is a failure.
+pub fn server_url(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI=true but {var} is not set: the {what} tests must run")
+        }
+        _ => {
+            eprintln!("SKIPPED ({what}): set {var} (scripts/test sets it) to run this test");
+            None
         }
     }
 }

@@ -19,20 +19,7 @@ impl Database {
     /// A fresh database on the server `COFRE_TEST_POSTGRES_URL` names;
     /// none (skipped, with a notice) without it, except under `CI=true`.
     pub async fn postgres() -> Option<(Database, String)> {
-        let admin_url = match std::env::var("COFRE_TEST_POSTGRES_URL") {
-            Ok(url) if !url.is_empty() => url,
-            _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-                panic!(
-                    "CI=true but COFRE_TEST_POSTGRES_URL is not set: the PostgreSQL tests must run"
-                )
-            }
-            _ => {
-                eprintln!(
-                    "SKIPPED (PostgreSQL): set COFRE_TEST_POSTGRES_URL to run this test on PostgreSQL"
-                );
-                return None;
-            }
-        };
+        let admin_url = super::server_url("COFRE_TEST_POSTGRES_URL", "PostgreSQL")?;
         let name = format!("cofre_test_{}", uuid::Uuid::new_v4().simple());
         let mut admin = sqlx::PgConnection::connect(&admin_url)
             .await

@@ -18,3 +18,19 @@ pub fn cofre(database_url: &str, args: &[&str], env: &[(&str, &str)]) -> Output 
         .output()
         .expect("run cofre")
 }
+
+/// The URL of a server the tests need, from the variable `var` (the repo's
+/// scripts set it); without it the test is skipped with a notice, except
+/// under `CI=true`, where skipping is a failure.
+pub fn server_url(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI=true but {var} is not set: the {what} tests must run")
+        }
+        _ => {
+            eprintln!("SKIPPED ({what}): set {var} (scripts/test sets it) to run this test");
+            None
+        }
+    }
+}

@@ -133,6 +133,17 @@ impl Api {
         Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
     }
 
+    /// POSTs `body` to `path`, expects 2xx, and gives the `id` at
+    /// `pointer` of the answer (`/id`, `/transaction/id`).
+    pub async fn create(&self, path: &str, body: Value, pointer: &str) -> String {
+        let answer = self.ok(reqwest::Method::POST, path, Some(&body)).await;
+        answer
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("no {pointer} in {answer}"))
+            .to_owned()
+    }
+
     pub async fn ok(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Value {
         let (status, body) = self.send(method, path, body).await.expect("request");
         assert!((200..300).contains(&status), "{path}: {status} {body}");
