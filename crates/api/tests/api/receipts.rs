@@ -235,7 +235,7 @@ fn name_of(url: &str) -> String {
     url.rsplit('/').next().expect("name").to_owned()
 }
 
-async fn new_tx(app: &TestApp, account: &str, description: &str) -> String {
+pub(crate) async fn new_tx(app: &TestApp, account: &str, description: &str) -> String {
     app.tx(
         json!({"account_id": account, "type": "DEBIT", "amount": 12.5,
                   "description": description, "date": "2026-11-20"}),

@@ -15,7 +15,7 @@ use cofre_api::ApiConfig;
 use cofre_api::rate_limit::MemoryLimiter;
 use cofre_api::receipts::{AmazonS3Builder, ReceiptStorage};
 
-use crate::receipts::{file_part, fixture, upload};
+use crate::receipts::{file_part, fixture, new_tx, upload};
 use crate::support::{Backend, TestApp, server_url};
 
 /// The S3 endpoint to test against. Without it the S3 tests are skipped
@@ -132,15 +132,7 @@ async fn a_fleet_shares_one_bucket(db: Backend) {
     let c = a.server_with(Arc::new(MemoryLimiter::new())).router.clone();
 
     let account = a.bank("Conta").await;
-    let id = a
-        .tx(
-            serde_json::json!({"account_id": account, "type": "DEBIT", "amount": 30,
-        "description": "Táxi", "date": "2026-11-20"}),
-        )
-        .await["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+    let id = new_tx(&a, &account, "Táxi").await;
     let pdf = fixture("receipt.pdf");
     let uploaded = upload(&a, &id, &[file_part("receipt.pdf", &pdf)]).await;
     let url = uploaded.ok(200)["receipt_url"]
@@ -214,15 +206,7 @@ async fn an_absent_bucket_is_a_503_within_seconds() {
     };
     let app = TestApp::start_with(Backend::Sqlite, config).await;
     let account = app.bank("Conta").await;
-    let id = app
-        .tx(
-            serde_json::json!({"account_id": account, "type": "DEBIT", "amount": 30,
-            "description": "Táxi", "date": "2026-11-20"}),
-        )
-        .await["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+    let id = new_tx(&app, &account, "Táxi").await;
     let started = std::time::Instant::now();
     let answer = upload(
         &app,
