@@ -102,6 +102,16 @@ impl Server {
     }
 }
 
+/// A test that fails before it kills its servers leaves none behind.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// A client with the user's key.
 #[derive(Clone)]
 pub struct Api {
