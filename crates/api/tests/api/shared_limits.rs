@@ -47,6 +47,16 @@ impl Keys {
                 .expect("limiter"),
         )
     }
+
+    /// Two servers on one database, each with its own limiter on these
+    /// keys, once the current window of `window` seconds has room for the
+    /// test's requests.
+    async fn two_servers(&self, config: ApiConfig, window: u64) -> (TestApp, TestApp) {
+        let a = TestApp::start_limited(Backend::Sqlite, config, NOW, self.limiter()).await;
+        let b = a.server_with(self.limiter());
+        within_one_window(window).await;
+        (a, b)
+    }
 }
 
 impl Drop for Keys {
@@ -108,9 +118,7 @@ async fn a_keys_minute_limit_holds_across_servers() {
         rate_limit_per_minute: 5,
         ..ApiConfig::default()
     };
-    let a = TestApp::start_limited(Backend::Sqlite, config, NOW, keys.limiter()).await;
-    let b = a.server_with(keys.limiter());
-    within_one_window(60).await;
+    let (a, b) = keys.two_servers(config, 60).await;
 
     // Sixteen requests at once, half on each server: five get through.
     let calls = (0..16).map(|i| {
@@ -165,9 +173,7 @@ async fn the_bulk_limit_holds_across_servers() {
         bulk_limit_per_hour: 2,
         ..ApiConfig::default()
     };
-    let a = TestApp::start_limited(Backend::Sqlite, config, NOW, keys.limiter()).await;
-    let b = a.server_with(keys.limiter());
-    within_one_window(3_600).await;
+    let (a, b) = keys.two_servers(config, 3_600).await;
 
     // A refused call counts too: the limit is applied before any work.
     a.post(BULK, json!({}))
@@ -200,9 +206,7 @@ async fn me_shows_what_is_left_across_servers() {
         rate_limit_per_day: 100,
         ..ApiConfig::default()
     };
-    let a = TestApp::start_limited(Backend::Sqlite, config, NOW, keys.limiter()).await;
-    let b = a.server_with(keys.limiter());
-    within_one_window(60).await;
+    let (a, b) = keys.two_servers(config, 60).await;
 
     let first = a.get("/v1/me").await;
     assert_eq!(first.ok(200)["limits"]["rate"]["minute"]["remaining"], 9);
