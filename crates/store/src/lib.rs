@@ -29,7 +29,9 @@ use cofre_domain::{
     UserId,
 };
 
+mod change_stamp;
 mod db_errors;
+mod group_commit;
 mod postgres;
 mod sqlite;
 

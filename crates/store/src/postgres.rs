@@ -20,6 +20,35 @@ const JSON_ARRAY: &str = "json_build_array";
 /// drops the dead ones a restart leaves and reconnects by itself.
 const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// A write transaction: PostgreSQL commits concurrent transactions on its
+/// own (one WAL flush can serve many), so each write has its own.
+type WriteTx = sqlx::Transaction<'static, Db>;
+
+#[derive(Clone)]
+struct Writes;
+
+impl Writes {
+    fn new(_pool: &sqlx::Pool<Db>) -> Self {
+        Self
+    }
+
+    async fn begin(&self, pool: &sqlx::Pool<Db>) -> Result<WriteTx, crate::StoreError> {
+        Ok(pool.begin_with(BEGIN_WRITE).await?)
+    }
+}
+
+/// No cheap way to know that nothing changed: a notification would come
+/// after the commit, so another server could answer from what it knew
+/// before. Every check asks the database.
+#[derive(Clone)]
+struct Changes;
+
+impl Changes {
+    fn stamp(&self) -> Option<crate::change_stamp::Stamp> {
+        None
+    }
+}
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
 impl SqlStore {
@@ -38,7 +67,7 @@ impl SqlStore {
             .connect(url)
             .await?;
         let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
-        Ok((Self::from_pool(pool, cache_bytes), report))
+        Ok((Self::from_pool(pool, cache_bytes, Changes), report))
     }
 
     /// A server-side copy is `pg_dump`'s work, not this process's.

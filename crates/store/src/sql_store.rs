@@ -1,5 +1,5 @@
 // One body of portable SQL, included by `sqlite.rs` and `postgres.rs` with
-// their own `Db` type and `BEGIN_WRITE` statement. Every statement here runs
+// their own `Db` type and `Writes` (how a write transaction starts). Every statement here runs
 // unchanged on both backends: `$n` placeholders, TEXT ids and dates, BIGINT
 // cents, BOOLEAN flags, timestamps written from Rust.
 
@@ -42,7 +42,6 @@ use crate::{
 };
 
 type DbRow = <Db as sqlx::Database>::Row;
-type Tx = sqlx::Transaction<'static, Db>;
 
 /// Values loaded for a user, each valid while the user's `view_version` is
 /// the one it was loaded at: every write bumps the version, in every
@@ -124,13 +123,35 @@ pub struct SqlStore {
     sources: Arc<VersionedCache<(UserId, Date, Date), ViewSources>>,
     /// Every card's money per user.
     cards: Arc<VersionedCache<UserId, HashMap<AccountId, CardMoney>>>,
+    /// How write transactions start (group commit on SQLite).
+    writes: Writes,
+    /// Whether the database changed since a moment (SQLite only).
+    changes: Changes,
+    /// Keys as authentication found them, each with the change stamp read
+    /// before its query: served again only while the stamp is unchanged,
+    /// so a key rotated, revoked or deleted, or a write to its owner's
+    /// data, from any process, is seen by the very next request.
+    keys: moka::future::Cache<ApiKeyId, (crate::change_stamp::Stamp, FoundKey)>,
 }
+
+/// The most bytes of keys kept for authentication (about 20,000 keys).
+const KEY_CACHE_BYTES: u64 = 8 << 20;
 
 impl SqlStore {
     /// A store over `pool` whose caches keep about `cache_bytes`: three
     /// quarters for projection sources, the rest for card money.
-    fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64) -> Self {
+    fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes) -> Self {
         Self {
+            writes: Writes::new(&pool),
+            changes,
+            keys: moka::future::Cache::builder()
+                .max_capacity(KEY_CACHE_BYTES)
+                .weigher(|_, (_, found): &(_, FoundKey)| {
+                    let key = &found.key;
+                    let bytes = 400 + key.secret_hash.len() + key.label.as_ref().map_or(0, String::len);
+                    u32::try_from(bytes).unwrap_or(u32::MAX)
+                })
+                .build(),
             pool,
             sources: Arc::new(VersionedCache::new(
                 cache_bytes / 4 * 3,
@@ -143,15 +164,15 @@ impl SqlStore {
     /// Starts a write of `user`'s data. Its first statement bumps the
     /// user's `view_version`, so every write invalidates cached projection
     /// sources, in every process, when it commits.
-    async fn begin_write(&self, user: UserId) -> StoreResult<Tx> {
+    async fn begin_write(&self, user: UserId) -> StoreResult<WriteTx> {
         Ok(self.begin_write_versioned(user).await?.0)
     }
 
     /// [`Self::begin_write`], also giving the version the user's data had
     /// just before this write: read under the write lock (SQLite's, or the
     /// user's row on PostgreSQL), so no other write can come in between.
-    async fn begin_write_versioned(&self, user: UserId) -> StoreResult<(Tx, i64)> {
-        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+    async fn begin_write_versioned(&self, user: UserId) -> StoreResult<(WriteTx, i64)> {
+        let mut tx = self.writes.begin(&self.pool).await?;
         let bumped: Option<i64> = sqlx::query_scalar(
             "UPDATE users SET view_version = view_version + 1 WHERE id = $1 \
              RETURNING view_version",
@@ -229,6 +250,13 @@ impl Store for SqlStore {
     }
 
     async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<FoundKey>> {
+        let stamp = self.changes.stamp();
+        if let Some(stamp) = stamp
+            && let Some((seen, found)) = self.keys.get(&id).await
+            && seen == stamp
+        {
+            return Ok(Some(found));
+        }
         let row = sqlx::query(
             "SELECT k.id, k.user_id, k.secret_hash, k.scopes, k.label, k.created_at, k.revoked_at, \
              u.view_version FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1",
@@ -236,14 +264,20 @@ impl Store for SqlStore {
         .bind(id.to_string())
         .fetch_optional(&self.pool)
         .await?;
-        row.as_ref()
+        let found = row
+            .as_ref()
             .map(|row| {
-                Ok(FoundKey {
+                Ok::<_, StoreError>(FoundKey {
                     key: api_key_from_row(row)?,
                     view_version: row.try_get("view_version")?,
                 })
             })
-            .transpose()
+            .transpose()?;
+        // Only keys that exist are kept: made-up ids cannot fill the cache.
+        if let (Some(stamp), Some(found)) = (stamp, &found) {
+            self.keys.insert(id, (stamp, found.clone())).await;
+        }
+        Ok(found)
     }
 
     async fn view_version(&self, user: UserId) -> StoreResult<i64> {

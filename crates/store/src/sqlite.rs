@@ -1,13 +1,13 @@
 //! SQLite: the embedded default. WAL journal with full sync, so a killed
-//! process loses no committed write; writes take the lock up front
-//! (`BEGIN IMMEDIATE`) so concurrent writers wait instead of failing.
+//! process loses no committed write; writes go through one gate
+//! that commits concurrent ones together (group commit, see
+//! [`crate::group_commit`]), taking the lock up front (`BEGIN IMMEDIATE`).
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::str::FromStr;
 use std::time::Duration;
 
 type Db = sqlx::Sqlite;
-const BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
 /// JSON aggregate and row constructor: a query's rows as one value.
 const JSON_AGG: &str = "json_group_array";
 /// The migrations table's name, or NULL while it does not exist.
@@ -17,6 +17,34 @@ const MIGRATIONS_TABLE_EXISTS: &str =
 /// transaction (on SQLite, `BEGIN IMMEDIATE` already does).
 const LOCK_USERS: &str = "SELECT 1";
 const JSON_ARRAY: &str = "json_array";
+
+/// A write transaction: a savepoint in the batch the group commit gate
+/// has open (see [`crate::group_commit`]).
+type WriteTx = crate::group_commit::WriteTx;
+
+#[derive(Clone)]
+struct Writes(std::sync::Arc<crate::group_commit::WriteGate>);
+
+impl Writes {
+    fn new(pool: &sqlx::Pool<Db>) -> Self {
+        Self(crate::group_commit::WriteGate::new(pool.clone()))
+    }
+
+    async fn begin(&self, _pool: &sqlx::Pool<Db>) -> Result<WriteTx, crate::StoreError> {
+        self.0.begin().await
+    }
+}
+
+/// Whether the database changed, from its WAL-index header (see
+/// [`crate::change_stamp`]).
+#[derive(Clone)]
+struct Changes(std::sync::Arc<crate::change_stamp::WalWatch>);
+
+impl Changes {
+    fn stamp(&self) -> Option<crate::change_stamp::Stamp> {
+        self.0.stamp()
+    }
+}
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
@@ -41,12 +69,15 @@ impl SqlStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
+        let changes = Changes(std::sync::Arc::new(crate::change_stamp::WalWatch::new(
+            options.get_filename(),
+        )));
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .connect_with(options)
             .await?;
         let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
-        Ok((Self::from_pool(pool, cache_bytes), report))
+        Ok((Self::from_pool(pool, cache_bytes, changes), report))
     }
 
     /// A consistent copy of the whole database at one moment, taken while

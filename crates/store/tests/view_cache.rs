@@ -60,3 +60,55 @@ async fn a_write_in_one_process_refreshes_the_others_cache() {
     let after = first.view_sources(user, from, to).await.unwrap();
     assert_eq!(after.rules.len(), 1, "the other process's write is seen");
 }
+
+/// Authentication answers from memory while nothing changed, and a key
+/// revoked or a write made by another process is seen by the next lookup.
+#[tokio::test]
+async fn keys_found_again_follow_every_other_process_change() {
+    use cofre_domain::ApiKeyId;
+    use cofre_domain::auth::{ApiKey, Scope, hash_secret};
+
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("keys.db").display());
+    let first = cofre_store::connect(&url).await.unwrap();
+    let second = cofre_store::connect(&url).await.unwrap();
+    let now = "2026-11-22T15:00:00Z".parse().unwrap();
+    let today = date(2026, 11, 22);
+    let user = first.create_user(None, now).await.unwrap().id;
+    let key = ApiKey {
+        id: ApiKeyId::new(),
+        user_id: user,
+        secret_hash: hash_secret("s3cret"),
+        scopes: vec![Scope::Read, Scope::Write],
+        label: None,
+        created_at: now,
+        revoked_at: None,
+    };
+    second.create_api_key(&key).await.unwrap();
+
+    let found = first.find_api_key(key.id).await.unwrap().unwrap();
+    let again = first.find_api_key(key.id).await.unwrap().unwrap();
+    assert_eq!(found.view_version, again.view_version);
+
+    // A write by the other process moves the owner's version at once.
+    let changes = AccountChanges {
+        account_type: Some(AccountType::Bank),
+        ..Default::default()
+    };
+    second
+        .create_account(user, &changes, None, "BRL", WriteContext { now, today })
+        .await
+        .unwrap();
+    let after_write = first.find_api_key(key.id).await.unwrap().unwrap();
+    assert!(after_write.view_version > found.view_version);
+    assert!(after_write.key.revoked_at.is_none());
+
+    // A revocation by the other process is seen by the very next lookup.
+    assert!(second.revoke_api_key(key.id, now).await.unwrap());
+    let revoked = first.find_api_key(key.id).await.unwrap().unwrap();
+    assert!(revoked.key.revoked_at.is_some());
+
+    // A deleted owner takes the key with it.
+    second.delete_user(user).await.unwrap();
+    assert!(first.find_api_key(key.id).await.unwrap().is_none());
+}
