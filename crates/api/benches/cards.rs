@@ -37,7 +37,6 @@ use tower::ServiceExt;
 
 use cofre_api::{cards, ledger};
 use cofre_domain::UserId;
-use cofre_domain::account::AccountType;
 use cofre_domain::card::BillMonth;
 use cofre_domain::time::{Clock, format_date};
 use cofre_domain::transaction::{PageRequest, TransactionFilter};
@@ -106,16 +105,7 @@ async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
     let (now, today) = (clock.now(), clock.today());
     let heavy = support::heavy(dir, "cards", rows, clock).await;
     let (store, user) = (heavy.store, heavy.user);
-    // The busiest card: the first one the demo creates.
-    let card = store
-        .list_accounts(user)
-        .await
-        .expect("accounts")
-        .into_iter()
-        .find(|view| view.account.state.account_type == AccountType::Credit)
-        .expect("a card")
-        .account
-        .id;
+    let card = support::first_card(store.as_ref(), user).await;
     // 366 days counting both ends, the widest window the API allows.
     let from = days_before(today, 365);
     let (bills_from, bills_to) = bill_window(today);

@@ -20,7 +20,9 @@ use common::database::Database;
 use common::server::{Api, Server};
 
 const ROUNDS: usize = 4;
-const WRITERS: usize = 4;
+/// Eight, so writes on SQLite arrive while others wait and share a group
+/// commit: a kill can land between a batch's savepoints and its `COMMIT`.
+const WRITERS: usize = 8;
 
 /// What the writers saw: acknowledged creations and ones in flight at
 /// the kill (no answer), by client id; acknowledged transfers.

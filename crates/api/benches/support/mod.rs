@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
 use cofre_api::rate_limit::MemoryLimiter;
 use cofre_api::{ApiConfig, AppState, admin};
-use cofre_domain::UserId;
+use cofre_domain::account::AccountType;
 use cofre_domain::auth::Scope;
 use cofre_domain::time::Clock;
+use cofre_domain::{AccountId, UserId};
 use cofre_store::{SqliteStore, Store};
 
 /// Stored rows of the three datasets.
@@ -23,7 +24,7 @@ pub struct Heavy {
     pub store: Arc<dyn Store>,
     pub user: UserId,
     pub app: axum::Router,
-    /// The `authorization` header of a read key.
+    /// The `authorization` header of a key with both scopes.
     pub auth: String,
 }
 
@@ -61,9 +62,15 @@ pub async fn heavy(dir: &Path, name: &str, rows: usize, clock: &Clock) -> Heavy 
         summary.plans,
         started.elapsed().as_secs_f64()
     );
-    let key = admin::issue_key(store.as_ref(), user, vec![Scope::Read], None, now)
-        .await
-        .expect("api key");
+    let key = admin::issue_key(
+        store.as_ref(),
+        user,
+        vec![Scope::Read, Scope::Write],
+        None,
+        now,
+    )
+    .await
+    .expect("api key");
     let state = AppState {
         store: store.clone(),
         clock: clock.clone(),
@@ -90,4 +97,17 @@ pub fn configure<M: Measurement>(group: &mut BenchmarkGroup<'_, M>) {
         .sample_size(30)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
+}
+
+/// The user's busiest credit card: the first one the demo creates.
+pub async fn first_card(store: &dyn Store, user: UserId) -> AccountId {
+    store
+        .list_accounts(user)
+        .await
+        .expect("accounts")
+        .into_iter()
+        .find(|view| view.account.state.account_type == AccountType::Credit)
+        .expect("a card")
+        .account
+        .id
 }
