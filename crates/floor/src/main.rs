@@ -27,15 +27,16 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, Row, params};
 use serde_json::{Value, json};
 
 type Failure = (StatusCode, String);
@@ -103,27 +104,49 @@ fn read<T>(
     })
 }
 
-fn to_json(row: &Row<'_>) -> rusqlite::Result<Value> {
-    Ok(json!({
-        "id": row.get::<_, String>(0)?,
-        "date": row.get::<_, String>(1)?,
-        "amount": row.get::<_, i64>(2)?,
-        "description": row.get::<_, String>(3)?,
-        "account_id": row.get::<_, String>(4)?,
-    }))
+/// Writes one row as a JSON object straight into `out`, as a serde derive
+/// would, with no value tree in between.
+fn push_row(out: &mut Vec<u8>, row: &Row<'_>) -> rusqlite::Result<()> {
+    let text = |i| row.get_ref(i)?.as_str().map_err(rusqlite::Error::from);
+    let string = |out: &mut Vec<u8>, s: &str| {
+        serde_json::to_writer(out, s).expect("a Vec takes any write");
+    };
+    out.extend_from_slice(b"{\"id\":");
+    string(out, text(0)?);
+    out.extend_from_slice(b",\"date\":");
+    string(out, text(1)?);
+    write!(
+        out,
+        ",\"amount\":{},\"description\":",
+        row.get::<_, i64>(2)?
+    )
+    .expect("a Vec takes any write");
+    string(out, text(3)?);
+    out.extend_from_slice(b",\"account_id\":");
+    string(out, text(4)?);
+    out.push(b'}');
+    Ok(())
+}
+
+fn json_body(body: Vec<u8>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 async fn point(
     State(floor): State<Arc<Floor>>,
     Path(id): Path<String>,
 ) -> Result<Response, Failure> {
-    let row = read(&floor, |conn| {
-        conn.prepare_cached(BY_ID)?
-            .query_row(params![id, floor.user], to_json)
-            .optional()
+    let body = read(&floor, |conn| {
+        let mut statement = conn.prepare_cached(BY_ID)?;
+        let mut rows = statement.query(params![id, floor.user])?;
+        let mut out = Vec::with_capacity(256);
+        match rows.next()? {
+            Some(row) => push_row(&mut out, row).map(|()| Some(out)),
+            None => Ok(None),
+        }
     })?;
-    Ok(match row {
-        Some(row) => Json(row).into_response(),
+    Ok(match body {
+        Some(body) => json_body(body),
         None => StatusCode::NOT_FOUND.into_response(),
     })
 }
@@ -134,10 +157,39 @@ fn window(query: &HashMap<String, String>) -> Result<(&str, &str), Failure> {
     Ok((from.as_str(), to.as_str()))
 }
 
+/// `{"data":[rows...]` of up to `limit` rows, and the `DATE_ID` of the last
+/// one when more follow.
+fn rows_json(
+    mut rows: rusqlite::Rows<'_>,
+    limit: usize,
+) -> rusqlite::Result<(Vec<u8>, Option<String>)> {
+    let mut out = Vec::with_capacity(4096);
+    out.extend_from_slice(b"{\"data\":[");
+    let (mut count, mut last) = (0, None);
+    while let Some(row) = rows.next()? {
+        if count == limit {
+            return Ok((out, last));
+        }
+        if count > 0 {
+            out.push(b',');
+        }
+        push_row(&mut out, row)?;
+        count += 1;
+        if count == limit {
+            last = Some(format!(
+                "{}_{}",
+                row.get_ref(1)?.as_str()?,
+                row.get_ref(0)?.as_str()?
+            ));
+        }
+    }
+    Ok((out, None))
+}
+
 async fn page(
     State(floor): State<Arc<Floor>>,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Response, Failure> {
     let (from, to) = window(&query)?;
     let limit = match query.get("limit") {
         Some(limit) => limit
@@ -152,41 +204,36 @@ async fn page(
         Some(after) => after.split_once('_').ok_or_else(|| bad("after"))?,
         None => ("9999-12-31", ""),
     };
-    let mut rows = read(&floor, |conn| {
+    let (mut body, next_after) = read(&floor, |conn| {
         let upper = to.min(last_date);
         let mut statement = conn.prepare_cached(PAGE)?;
-        let rows = statement.query_map(
-            params![floor.user, from, upper, last_date, last_id, limit + 1],
-            to_json,
-        )?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
+        let rows = statement.query(params![
+            floor.user,
+            from,
+            upper,
+            last_date,
+            last_id,
+            limit + 1
+        ])?;
+        rows_json(rows, limit as usize)
     })?;
-    let limit = limit as usize;
-    let next_after = if rows.len() > limit {
-        rows.truncate(limit);
-        let last = &rows[limit - 1];
-        Some(format!(
-            "{}_{}",
-            last["date"].as_str().unwrap_or_default(),
-            last["id"].as_str().unwrap_or_default()
-        ))
-    } else {
-        None
-    };
-    Ok(Json(json!({"data": rows, "next_after": next_after})))
+    body.extend_from_slice(b"],\"next_after\":");
+    serde_json::to_writer(&mut body, &next_after).expect("a Vec takes any write");
+    body.push(b'}');
+    Ok(json_body(body))
 }
 
 async fn month(
     State(floor): State<Arc<Floor>>,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Response, Failure> {
     let (from, to) = window(&query)?;
-    let rows = read(&floor, |conn| {
+    let (mut body, _) = read(&floor, |conn| {
         let mut statement = conn.prepare_cached(WINDOW)?;
-        let rows = statement.query_map(params![floor.user, from, to], to_json)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
+        rows_json(statement.query(params![floor.user, from, to])?, usize::MAX)
     })?;
-    Ok(Json(json!({"data": rows})))
+    body.extend_from_slice(b"]}");
+    Ok(json_body(body))
 }
 
 async fn insert(
