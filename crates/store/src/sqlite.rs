@@ -72,8 +72,12 @@ impl SqlStore {
         let changes = Changes(std::sync::Arc::new(crate::change_stamp::WalWatch::new(
             options.get_filename(),
         )));
+        // A connection to a local file cannot go stale, so the pool does not
+        // ping it before each use: that was one more hand-off to the
+        // connection's worker thread on every request.
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
+            .test_before_acquire(false)
             .connect_with(options)
             .await?;
         let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
