@@ -87,12 +87,9 @@ impl SqlStore {
     async fn card_money_of(&self, user: UserId) -> StoreResult<Arc<HashMap<AccountId, CardMoney>>> {
         let mut conn = self.pool.acquire().await?;
         let version = view_version(&mut conn, user).await?;
-        if let Some(money) = self.cards.get(&user, version).await {
-            return Ok(money);
-        }
-        let money = Arc::new(load_card_money(&mut conn, user).await?);
-        self.cards.put(user, version, money.clone()).await;
-        Ok(money)
+        self.cards
+            .get_or_load(user, version, load_card_money(&mut conn, user))
+            .await
     }
 
     async fn pay_bill_in_tx(

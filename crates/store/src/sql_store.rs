@@ -47,22 +47,27 @@ type DbRow = <Db as sqlx::Database>::Row;
 /// the one it was loaded at: every write bumps the version, in every
 /// process, so a cached value is never older than the data. Shared by all
 /// users and bounded in bytes (least recently used out first), so no
-/// number of distinct windows or users can grow the process past it.
+/// number of distinct windows or users can grow the process past it;
+/// values of older versions are never asked for again and age out.
+/// Concurrent misses of one value load it once: right after a write,
+/// every page and the overview a client asks for at once need the same
+/// card totals, and each loading them alone multiplied the cost of the
+/// write by the number of requests in flight.
 struct VersionedCache<K, V> {
-    entries: moka::future::Cache<K, (i64, Arc<V>)>,
+    entries: moka::future::Cache<(K, i64), Arc<V>>,
 }
 
 impl<K, V> VersionedCache<K, V>
 where
-    K: Eq + std::hash::Hash + Send + Sync + 'static,
+    K: Clone + Eq + std::hash::Hash + Send + Sync + 'static,
     V: Send + Sync + 'static,
 {
     /// A cache of about `bytes`, each value weighed by `weigh`.
     fn new(bytes: u64, weigh: fn(&V) -> usize) -> Self {
         let entries = moka::future::Cache::builder()
             .max_capacity(bytes)
-            .weigher(move |_: &K, (_, value): &(i64, Arc<V>)| {
-                let size = std::mem::size_of::<K>() + 64 + weigh(value);
+            .weigher(move |_: &(K, i64), value: &Arc<V>| {
+                let size = std::mem::size_of::<(K, i64)>() + 64 + weigh(value);
                 u32::try_from(size).unwrap_or(u32::MAX)
             })
             .eviction_policy(moka::policy::EvictionPolicy::lru())
@@ -70,16 +75,28 @@ where
         Self { entries }
     }
 
-    async fn get(&self, key: &K, version: i64) -> Option<Arc<V>> {
+    /// The value of `key` at `version`, loaded by `load` unless kept; a
+    /// load already running for it is waited for instead.
+    async fn get_or_load(
+        &self,
+        key: K,
+        version: i64,
+        load: impl std::future::Future<Output = StoreResult<V>>,
+    ) -> StoreResult<Arc<V>> {
         self.entries
-            .get(key)
+            .try_get_with((key, version), async { load.await.map(Arc::new) })
             .await
-            .filter(|(v, _)| *v == version)
-            .map(|(_, value)| value)
+            .map_err(shared_error)
     }
 
+    #[cfg(test)]
+    async fn get(&self, key: &K, version: i64) -> Option<Arc<V>> {
+        self.entries.get(&(key.clone(), version)).await
+    }
+
+    #[cfg(test)]
     async fn put(&self, key: K, version: i64, value: Arc<V>) {
-        self.entries.insert(key, (version, value)).await;
+        self.entries.insert((key, version), value).await;
     }
 
     #[cfg(test)]
@@ -87,6 +104,16 @@ where
         self.entries.run_pending_tasks().await;
         self.entries.weighted_size()
     }
+}
+
+/// A failed shared load's error, for each request that waited on it.
+fn shared_error(err: Arc<StoreError>) -> StoreError {
+    Arc::try_unwrap(err).unwrap_or_else(|err| match &*err {
+        StoreError::NotFound => StoreError::NotFound,
+        StoreError::Corrupt(text) => StoreError::Corrupt(text.clone()),
+        StoreError::Conflict(text) => StoreError::Conflict(text.clone()),
+        other => StoreError::Unavailable(other.to_string()),
+    })
 }
 
 /// Heap bytes of every card's money, for [`VersionedCache`].
@@ -471,13 +498,13 @@ impl Store for SqlStore {
     ) -> StoreResult<Arc<ViewSources>> {
         let mut conn = self.pool.acquire().await?;
         let version = view_version(&mut conn, user).await?;
-        let key = (user, from, to);
-        if let Some(sources) = self.sources.get(&key, version).await {
-            return Ok(sources);
-        }
-        let sources = Arc::new(load_view_sources(&mut conn, user, from, to).await?);
-        self.sources.put(key, version, sources.clone()).await;
-        Ok(sources)
+        self.sources
+            .get_or_load(
+                (user, from, to),
+                version,
+                load_view_sources(&mut conn, user, from, to),
+            )
+            .await
     }
 
     async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()> {
@@ -641,6 +668,37 @@ mod cache_tests {
             sources.tags.insert(id, tag);
         }
         Arc::new(sources)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_misses_load_once_and_failures_are_not_kept() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let cache: Arc<VersionedCache<UserId, ViewSources>> =
+            Arc::new(VersionedCache::new(1 << 20, ViewSources::approx_bytes));
+        let loads = Arc::new(AtomicUsize::new(0));
+        let user = UserId::new();
+        let load = |loads: Arc<AtomicUsize>| async move {
+            loads.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            Ok(ViewSources::default())
+        };
+        let waiting: Vec<_> = (0..16)
+            .map(|_| {
+                let (cache, loads) = (cache.clone(), loads.clone());
+                tokio::spawn(async move { cache.get_or_load(user, 7, load(loads)).await })
+            })
+            .collect();
+        for request in waiting {
+            request.await.unwrap().unwrap();
+        }
+        assert_eq!(loads.load(Ordering::SeqCst), 1, "16 concurrent misses");
+        // A new version loads again; a failed load is not kept.
+        let failed = cache
+            .get_or_load(user, 8, async { Err(StoreError::Unavailable("gone".into())) })
+            .await;
+        assert!(matches!(failed, Err(StoreError::Unavailable(_))));
+        cache.get_or_load(user, 8, load(loads.clone())).await.unwrap();
+        assert_eq!(loads.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]
