@@ -1,7 +1,7 @@
 //! The frame of the OpenAPI document (title, security scheme, tags) and
 //! the rules that hold for whole groups of routes, applied once here so no
 //! route can forget them: public routes need no key, every route that
-//! reads a body can answer 413 and 415.
+//! reads a body can answer 413 and 415; `minProperties` is written as such.
 
 use utoipa::OpenApi;
 use utoipa::openapi::path::{Operation, PathItem};
@@ -77,7 +77,26 @@ pub fn finish(
         operation.security = Some(Vec::new());
     }
     v1.merge(public);
+    min_properties_as_meant(&mut v1);
     v1
+}
+
+/// utoipa 5 writes `#[schema(min_properties = n)]` as `maxProperties`
+/// (juhaku/utoipa#1464, not released): a PATCH body documented as "at most
+/// one field" made generated clients and schemathesis refuse or flag the
+/// two-field patches the server takes. cofre declares no `maxProperties`,
+/// so each one in a component is the `minProperties` it was meant to be.
+fn min_properties_as_meant(openapi: &mut utoipa::openapi::OpenApi) {
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    for schema in components.schemas.values_mut() {
+        if let RefOr::T(Schema::Object(object)) = schema
+            && let Some(n) = object.max_properties.take()
+        {
+            object.min_properties = Some(object.min_properties.map_or(n, |m| m.max(n)));
+        }
+    }
 }
 
 fn operations(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
@@ -133,4 +152,33 @@ fn declare_problem(operation: &mut Operation, status: u16, description: &str) {
                 .build()
                 .into()
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(utoipa::ToSchema)]
+    #[schema(min_properties = 1)]
+    #[allow(dead_code)]
+    struct Patch {
+        a: Option<String>,
+        b: Option<String>,
+    }
+
+    #[test]
+    fn min_properties_stay_a_minimum() {
+        let mut doc = utoipa::openapi::OpenApiBuilder::new()
+            .components(Some(
+                utoipa::openapi::ComponentsBuilder::new()
+                    .schema_from::<Patch>()
+                    .build(),
+            ))
+            .build();
+        min_properties_as_meant(&mut doc);
+        let json = serde_json::to_value(&doc).unwrap();
+        let patch = &json["components"]["schemas"]["Patch"];
+        assert_eq!(patch["minProperties"], 1, "{patch}");
+        assert!(patch.get("maxProperties").is_none(), "{patch}");
+    }
 }
