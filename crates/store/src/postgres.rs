@@ -25,15 +25,15 @@ const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 type WriteTx = sqlx::Transaction<'static, Db>;
 
 #[derive(Clone)]
-struct Writes;
+struct Writes(sqlx::Pool<Db>);
 
 impl Writes {
-    fn new(_pool: &sqlx::Pool<Db>) -> Self {
-        Self
+    fn new(pool: &sqlx::Pool<Db>) -> Self {
+        Self(pool.clone())
     }
 
-    async fn begin(&self, pool: &sqlx::Pool<Db>) -> Result<WriteTx, crate::StoreError> {
-        Ok(pool.begin_with(BEGIN_WRITE).await?)
+    async fn begin(&self) -> Result<WriteTx, crate::StoreError> {
+        Ok(self.0.begin_with(BEGIN_WRITE).await?)
     }
 }
 

@@ -199,7 +199,7 @@ impl SqlStore {
     /// just before this write: read under the write lock (SQLite's, or the
     /// user's row on PostgreSQL), so no other write can come in between.
     async fn begin_write_versioned(&self, user: UserId) -> StoreResult<(WriteTx, i64)> {
-        let mut tx = self.writes.begin(&self.pool).await?;
+        let mut tx = self.writes.begin().await?;
         let bumped: Option<i64> = sqlx::query_scalar(
             "UPDATE users SET view_version = view_version + 1 WHERE id = $1 \
              RETURNING view_version",

@@ -31,7 +31,7 @@ impl SqlStore {
         key: &ApiKey,
         now: Timestamp,
     ) -> StoreResult<Option<Profile>> {
-        let mut tx = self.writes.begin(&self.pool).await?;
+        let mut tx = self.writes.begin().await?;
         sqlx::query(LOCK_USERS).execute(&mut *tx).await?;
         let users: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users")
             .fetch_one(&mut *tx)
@@ -102,7 +102,7 @@ impl SqlStore {
     }
 
     async fn rotate_key_in_tx(&self, old: ApiKeyId, new: &ApiKey, now: Timestamp) -> StoreResult<()> {
-        let mut tx = self.writes.begin(&self.pool).await?;
+        let mut tx = self.writes.begin().await?;
         let revoked = sqlx::query(
             "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
         )

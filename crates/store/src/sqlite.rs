@@ -30,7 +30,7 @@ impl Writes {
         Self(crate::group_commit::WriteGate::new(pool.clone()))
     }
 
-    async fn begin(&self, _pool: &sqlx::Pool<Db>) -> Result<WriteTx, crate::StoreError> {
+    async fn begin(&self) -> Result<WriteTx, crate::StoreError> {
         self.0.begin().await
     }
 }
