@@ -316,22 +316,31 @@ mod tests {
         tx.commit().await
     }
 
+    /// `write(gate, n)` for each `n` below `count`, all at once, each on
+    /// its own task as requests are.
+    fn spawn_writers<F>(
+        gate: &Arc<WriteGate>,
+        count: i64,
+        write: impl Fn(Arc<WriteGate>, i64) -> F,
+    ) -> Vec<tokio::task::JoinHandle<F::Output>>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        (0..count)
+            .map(|n| tokio::spawn(write(Arc::clone(gate), n)))
+            .collect()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_writes_all_land_and_share_commits() {
         let (gate, pool, _dir) = gate().await;
-        let writers: Vec<_> = (0..64)
-            .map(|x| {
-                tokio::spawn({
-                    let gate = Arc::clone(&gate);
-                    async move { insert(&gate, x).await }
-                })
-            })
-            .collect();
+        let writers = spawn_writers(&gate, 64, |gate, x| async move { insert(&gate, x).await });
         for writer in writers {
             writer.await.unwrap().unwrap();
         }
-        assert_eq!(rows(&pool).await, (0..64).collect::<Vec<_>>());
         // Acknowledged means committed: a fresh connection sees them all.
+        assert_eq!(rows(&pool).await, (0..64).collect::<Vec<_>>());
         let batches = gate.batch.lock().await.committed;
         assert!(batches < 64, "{batches} commits for 64 concurrent writes");
     }
@@ -340,31 +349,24 @@ mod tests {
     async fn a_failing_write_rolls_back_alone() {
         let (gate, pool, _dir) = gate().await;
         insert(&gate, 1).await.unwrap();
-        let writers: Vec<_> = (0..40)
-            .map(|n| {
-                tokio::spawn({
-                    let gate = Arc::clone(&gate);
-                    async move {
-                        match n % 4 {
-                            // Breaks the unique rule: its statement fails.
-                            0 => insert(&gate, 1).await.is_err(),
-                            // Writes, then gives up without committing.
-                            1 => {
-                                let mut tx = gate.begin().await.unwrap();
-                                sqlx::query("INSERT INTO t (x) VALUES ($1)")
-                                    .bind(1000 + n)
-                                    .execute(&mut *tx)
-                                    .await
-                                    .unwrap();
-                                drop(tx);
-                                true
-                            }
-                            _ => insert(&gate, 100 + n).await.is_ok(),
-                        }
-                    }
-                })
-            })
-            .collect();
+        let writers = spawn_writers(&gate, 40, |gate, n| async move {
+            match n % 4 {
+                // Breaks the unique rule: its statement fails.
+                0 => insert(&gate, 1).await.is_err(),
+                // Writes, then gives up without committing.
+                1 => {
+                    let mut tx = gate.begin().await.unwrap();
+                    sqlx::query("INSERT INTO t (x) VALUES ($1)")
+                        .bind(1000 + n)
+                        .execute(&mut *tx)
+                        .await
+                        .unwrap();
+                    drop(tx);
+                    true
+                }
+                _ => insert(&gate, 100 + n).await.is_ok(),
+            }
+        });
         for writer in writers {
             assert!(writer.await.unwrap());
         }
@@ -376,14 +378,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn writes_dropped_midway_leave_the_gate_working() {
         let (gate, pool, _dir) = gate().await;
-        let writers: Vec<_> = (0..32)
-            .map(|x| {
-                tokio::spawn({
-                    let gate = Arc::clone(&gate);
-                    async move { insert(&gate, x).await }
-                })
-            })
-            .collect();
+        let writers = spawn_writers(&gate, 32, |gate, x| async move { insert(&gate, x).await });
         // Requests whose clients go away at any point: waiting for the
         // gate, inside their write, or waiting for their batch.
         for writer in writers.iter().skip(1).step_by(3) {

@@ -1,31 +1,52 @@
 //! Two stores on one database stand for two `cofre serve` processes: a
-//! write through one must be visible to the other's cached view sources.
+//! write through one must be visible to the other's cached view sources
+//! and to the keys its authentication kept.
 
-use jiff::civil::date;
+use jiff::Timestamp;
+use jiff::civil::{Date, date};
+use std::sync::Arc;
 
 use cofre_domain::account::{AccountChanges, AccountType};
 use cofre_domain::projection::{Frequency, RecurrenceRule, Schedule, Template};
 use cofre_domain::transaction::TxType;
-use cofre_domain::{Money, RuleId};
-use cofre_store::WriteContext;
+use cofre_domain::{AccountId, Money, RuleId, UserId};
+use cofre_store::{Store, WriteContext};
 
-#[tokio::test]
-async fn a_write_in_one_process_refreshes_the_others_cache() {
+/// The moment every write of these tests is made at.
+fn now() -> (Timestamp, Date) {
+    ("2026-11-22T15:00:00Z".parse().unwrap(), date(2026, 11, 22))
+}
+
+/// Two stores on one fresh database file, as two processes, and a user
+/// made through the first.
+async fn two_processes() -> (tempfile::TempDir, Arc<dyn Store>, Arc<dyn Store>, UserId) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("shared.db").display());
     let first = cofre_store::connect(&url).await.unwrap();
     let second = cofre_store::connect(&url).await.unwrap();
-    let now = "2026-11-22T15:00:00Z".parse().unwrap();
-    let today = date(2026, 11, 22);
-    let user = first.create_user(None, now).await.unwrap().id;
+    let user = first.create_user(None, now().0).await.unwrap().id;
+    (dir, first, second, user)
+}
+
+/// A bank account of `user`, created through `store`.
+async fn bank_account(store: &dyn Store, user: UserId) -> AccountId {
+    let (now, today) = now();
     let changes = AccountChanges {
         account_type: Some(AccountType::Bank),
         ..Default::default()
     };
-    let (account, _) = first
+    let (account, _) = store
         .create_account(user, &changes, None, "BRL", WriteContext { now, today })
         .await
         .unwrap();
+    account.account.id
+}
+
+#[tokio::test]
+async fn a_write_in_one_process_refreshes_the_others_cache() {
+    let (_dir, first, second, user) = two_processes().await;
+    let (now, _) = now();
+    let account = bank_account(first.as_ref(), user).await;
     let (from, to) = (date(2026, 1, 1), date(2026, 12, 31));
 
     let before = first.view_sources(user, from, to).await.unwrap();
@@ -37,7 +58,7 @@ async fn a_write_in_one_process_refreshes_the_others_cache() {
     let rule = RecurrenceRule {
         id: RuleId::new(),
         user_id: user,
-        account_id: account.account.id,
+        account_id: account,
         template: Template {
             tx_type: TxType::Debit,
             amount: Money::from_cents(3990),
@@ -68,13 +89,8 @@ async fn keys_found_again_follow_every_other_process_change() {
     use cofre_domain::ApiKeyId;
     use cofre_domain::auth::{ApiKey, Scope, hash_secret};
 
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("keys.db").display());
-    let first = cofre_store::connect(&url).await.unwrap();
-    let second = cofre_store::connect(&url).await.unwrap();
-    let now = "2026-11-22T15:00:00Z".parse().unwrap();
-    let today = date(2026, 11, 22);
-    let user = first.create_user(None, now).await.unwrap().id;
+    let (_dir, first, second, user) = two_processes().await;
+    let (now, _) = now();
     let key = ApiKey {
         id: ApiKeyId::new(),
         user_id: user,
@@ -91,14 +107,7 @@ async fn keys_found_again_follow_every_other_process_change() {
     assert_eq!(found.view_version, again.view_version);
 
     // A write by the other process moves the owner's version at once.
-    let changes = AccountChanges {
-        account_type: Some(AccountType::Bank),
-        ..Default::default()
-    };
-    second
-        .create_account(user, &changes, None, "BRL", WriteContext { now, today })
-        .await
-        .unwrap();
+    bank_account(second.as_ref(), user).await;
     let after_write = first.find_api_key(key.id).await.unwrap().unwrap();
     assert!(after_write.view_version > found.view_version);
     assert!(after_write.key.revoked_at.is_none());
