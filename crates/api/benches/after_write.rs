@@ -20,8 +20,7 @@
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use jiff::tz::TimeZone;
-use jiff::{Span, Timestamp};
+use jiff::Span;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
@@ -30,7 +29,7 @@ use cofre_domain::AccountId;
 use cofre_domain::time::{Clock, format_date};
 
 mod support;
-use support::{SIZES, configure};
+use support::{Bench, configure};
 
 struct Dataset {
     rows: usize,
@@ -138,18 +137,9 @@ async fn reads_after_writes(data: &Dataset, uri: &str, iters: u64) -> Duration {
 }
 
 fn after_write(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let zone = TimeZone::get("America/Sao_Paulo").expect("time zone");
-    // The pinned instant keeps every dataset and request on the same "today".
-    let clock = Clock::new(Some(Timestamp::now()), zone);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let datasets: Vec<Dataset> = SIZES
-        .iter()
-        .map(|&rows| rt.block_on(dataset(dir.path(), rows, &clock)))
-        .collect();
+    let bench = Bench::new();
+    let rt = &bench.rt;
+    let datasets = bench.datasets(dataset);
     for (name, overview) in [
         ("overview_after_write", true),
         ("cashflow_after_write", false),
@@ -163,7 +153,7 @@ fn after_write(c: &mut Criterion) {
                 data.cashflow.as_str()
             };
             group.bench_with_input(BenchmarkId::from_parameter(data.rows), data, |b, data| {
-                b.to_async(&rt)
+                b.to_async(rt)
                     .iter_custom(|iters| reads_after_writes(data, uri, iters));
             });
         }

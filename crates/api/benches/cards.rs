@@ -28,7 +28,6 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use jiff::civil::Date;
-use jiff::tz::TimeZone;
 use jiff::{Span, Timestamp};
 use std::path::Path;
 use std::sync::Arc;
@@ -43,7 +42,7 @@ use cofre_domain::transaction::{PageRequest, TransactionFilter};
 use cofre_store::{ImportBatch, Store};
 
 mod support;
-use support::{SIZES, configure};
+use support::{Bench, configure};
 
 /// The requests measured, by group name.
 #[derive(Clone, Copy)]
@@ -240,18 +239,9 @@ fn describe(body: &[u8]) -> String {
 }
 
 fn card_endpoints(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let zone = TimeZone::get("America/Sao_Paulo").expect("time zone");
-    // The pinned instant keeps every dataset and request on the same "today".
-    let clock = Clock::new(Some(Timestamp::now()), zone);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let datasets: Vec<Dataset> = SIZES
-        .iter()
-        .map(|&rows| rt.block_on(dataset(dir.path(), rows, &clock)))
-        .collect();
+    let bench = Bench::new();
+    let rt = &bench.rt;
+    let datasets = bench.datasets(dataset);
 
     for (which, name) in CALLS {
         // Measured only where every dataset answers 200.
@@ -287,7 +277,7 @@ fn card_endpoints(c: &mut Criterion) {
         configure(&mut group);
         for data in &datasets {
             group.bench_with_input(BenchmarkId::from_parameter(data.rows), data, |b, data| {
-                b.to_async(&rt).iter(|| async {
+                b.to_async(rt).iter(|| async {
                     let (status, body) = call(data, which).await;
                     assert_eq!(status, StatusCode::OK);
                     body.len()
@@ -296,7 +286,7 @@ fn card_endpoints(c: &mut Criterion) {
         }
         group.finish();
         if let Call::Overview = which {
-            overview_parts(c, &rt, &datasets);
+            overview_parts(c, rt, &datasets);
         }
     }
 }

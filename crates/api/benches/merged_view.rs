@@ -20,9 +20,8 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use jiff::Span;
 use jiff::civil::Date;
-use jiff::tz::TimeZone;
-use jiff::{Span, Timestamp};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -37,7 +36,7 @@ use cofre_domain::view::{merge, projected_page};
 use cofre_store::Store;
 
 mod support;
-use support::{SIZES, configure};
+use support::{Bench, configure};
 
 const PAGE: usize = 50;
 
@@ -120,18 +119,9 @@ async fn cold_view_sources(data: &Dataset) -> f64 {
 }
 
 fn merged_view(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let zone = TimeZone::get("America/Sao_Paulo").expect("time zone");
-    // The pinned instant keeps every dataset and page on the same "today".
-    let clock = Clock::new(Some(Timestamp::now()), zone);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let datasets: Vec<Dataset> = SIZES
-        .iter()
-        .map(|&rows| rt.block_on(dataset(dir.path(), rows, &clock)))
-        .collect();
+    let bench = Bench::new();
+    let rt = &bench.rt;
+    let datasets = bench.datasets(dataset);
     for data in &datasets {
         let page = rt
             .block_on(ledger::page(
@@ -163,7 +153,7 @@ fn merged_view(c: &mut Criterion) {
     configure(&mut group);
     for data in &datasets {
         group.bench_with_input(BenchmarkId::from_parameter(data.rows), data, |b, data| {
-            b.to_async(&rt).iter(|| async {
+            b.to_async(rt).iter(|| async {
                 let page = ledger::page(
                     data.store.as_ref(),
                     data.user,
@@ -183,7 +173,7 @@ fn merged_view(c: &mut Criterion) {
     configure(&mut group);
     for data in &datasets {
         group.bench_with_input(BenchmarkId::from_parameter(data.rows), data, |b, data| {
-            b.to_async(&rt).iter(|| http_page(data));
+            b.to_async(rt).iter(|| http_page(data));
         });
     }
     group.finish();
@@ -197,7 +187,7 @@ fn merged_view(c: &mut Criterion) {
             BenchmarkId::new("list_transactions", data.rows),
             data,
             |b, _| {
-                b.to_async(&rt).iter(|| async {
+                b.to_async(rt).iter(|| async {
                     let page = store
                         .list_transactions(user, filter, request)
                         .await
@@ -215,7 +205,7 @@ fn merged_view(c: &mut Criterion) {
             BenchmarkId::new("list_transactions_limit_1", data.rows),
             data,
             |b, _| {
-                b.to_async(&rt).iter(|| async {
+                b.to_async(rt).iter(|| async {
                     let page = store
                         .list_transactions(user, filter, &one)
                         .await
@@ -225,7 +215,7 @@ fn merged_view(c: &mut Criterion) {
             },
         );
         group.bench_with_input(BenchmarkId::new("view_sources", data.rows), data, |b, _| {
-            b.to_async(&rt).iter(|| async {
+            b.to_async(rt).iter(|| async {
                 let sources = store
                     .view_sources(user, filter.from, filter.to)
                     .await

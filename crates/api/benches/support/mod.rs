@@ -8,6 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+
 use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
 use cofre_api::rate_limit::MemoryLimiter;
 use cofre_api::{ApiConfig, AppState, admin};
@@ -18,7 +21,7 @@ use cofre_domain::{AccountId, UserId};
 use cofre_store::{SqliteStore, Store};
 
 /// Stored rows of the three datasets.
-pub const SIZES: [usize; 3] = [10_000, 50_000, 100_000];
+const SIZES: [usize; 3] = [10_000, 50_000, 100_000];
 
 pub struct Heavy {
     pub store: Arc<dyn Store>,
@@ -89,6 +92,38 @@ pub async fn heavy(dir: &Path, name: &str, rows: usize, clock: &Clock) -> Heavy 
         user,
         app: cofre_api::router(state),
         auth: format!("Bearer {}", key.token),
+    }
+}
+
+/// What every bench runs on: a runtime, a clock pinned to one instant (so
+/// every dataset and request share one "today"), and a temporary directory
+/// for the datasets' files.
+pub struct Bench {
+    pub rt: tokio::runtime::Runtime,
+    pub clock: Clock,
+    dir: tempfile::TempDir,
+}
+
+impl Bench {
+    pub fn new() -> Self {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let zone = TimeZone::get("America/Sao_Paulo").expect("time zone");
+        Self {
+            rt,
+            clock: Clock::new(Some(Timestamp::now()), zone),
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// One dataset of each of [`SIZES`], made by `make(dir, rows, clock)`.
+    pub fn datasets<D>(&self, make: impl AsyncFn(&Path, usize, &Clock) -> D) -> Vec<D> {
+        SIZES
+            .iter()
+            .map(|&rows| self.rt.block_on(make(self.dir.path(), rows, &self.clock)))
+            .collect()
     }
 }
 
