@@ -17,13 +17,11 @@
 //! `cargo bench -p cofre-api --bench after_write` (`taskset -c 0` pins it
 //! to one core).
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
+use axum::http::{Method, StatusCode};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use jiff::Span;
 use std::path::Path;
 use std::time::{Duration, Instant};
-use tower::ServiceExt;
 
 use cofre_domain::AccountId;
 use cofre_domain::time::{Clock, format_date};
@@ -61,29 +59,14 @@ async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
     }
 }
 
-/// One request through the router: its status and body.
+/// One request through the router with the dataset's key.
 async fn send(
     data: &Dataset,
     method: Method,
     uri: &str,
     body: Option<String>,
-) -> (StatusCode, Vec<u8>) {
-    let mut request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("authorization", &data.auth);
-    if body.is_some() {
-        request = request.header("content-type", "application/json");
-    }
-    let request = request
-        .body(body.map_or_else(Body::empty, Body::from))
-        .expect("request");
-    let response = data.app.clone().oneshot(request).await.expect("response");
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    (status, bytes.to_vec())
+) -> (StatusCode, axum::body::Bytes) {
+    support::send(&data.app, &data.auth, method, uri, body).await
 }
 
 /// A purchase on the card today; gives its id.

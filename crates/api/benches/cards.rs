@@ -24,15 +24,13 @@
 //! the server does not answer with 200 (an endpoint not built yet) is
 //! reported and left out instead of measured.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::{Method, StatusCode};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use jiff::civil::Date;
 use jiff::{Span, Timestamp};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tower::ServiceExt;
 
 use cofre_api::{cards, ledger};
 use cofre_domain::UserId;
@@ -132,16 +130,7 @@ async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
 
 /// One request through the router: its status and body.
 async fn call(data: &Dataset, call: Call) -> (StatusCode, axum::body::Bytes) {
-    let request = Request::get(data.uri(call))
-        .header("authorization", &data.auth)
-        .body(Body::empty())
-        .expect("request");
-    let response = data.app.clone().oneshot(request).await.expect("response");
-    let status = response.status();
-    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    (status, body)
+    support::send(&data.app, &data.auth, Method::GET, data.uri(call), None).await
 }
 
 /// Mean time of `work` right after a write of the user (an empty import:

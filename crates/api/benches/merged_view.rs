@@ -17,8 +17,7 @@
 //!   write, so `parts/view_sources` is the cached path; the setup prints
 //!   the cold-cache cost too.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::{Method, StatusCode};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use jiff::Span;
 use jiff::civil::Date;
@@ -26,7 +25,6 @@ use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
-use tower::ServiceExt;
 
 use cofre_api::ledger;
 use cofre_domain::UserId;
@@ -83,16 +81,9 @@ async fn dataset(dir: &Path, rows: usize, clock: &Clock) -> Dataset {
 }
 
 async fn http_page(data: &Dataset) -> usize {
-    let request = Request::get(&data.uri)
-        .header("authorization", &data.auth)
-        .body(Body::empty())
-        .expect("request");
-    let response = data.app.clone().oneshot(request).await.expect("response");
-    assert_eq!(response.status(), StatusCode::OK);
-    axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body")
-        .len()
+    let (status, body) = support::send(&data.app, &data.auth, Method::GET, &data.uri, None).await;
+    assert_eq!(status, StatusCode::OK);
+    body.len()
 }
 
 /// Mean time of `view_sources` for windows it has not cached yet (the

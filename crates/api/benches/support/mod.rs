@@ -2,11 +2,14 @@
 //! stored rows in a fresh SQLite file, behind the whole router with a
 //! read key and rate limits off, and one criterion configuration.
 
+use axum::body::{Body, Bytes};
+use axum::http::{Method, Request, StatusCode};
 use criterion::BenchmarkGroup;
 use criterion::measurement::Measurement;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tower::ServiceExt;
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -125,6 +128,33 @@ impl Bench {
             .map(|&rows| self.rt.block_on(make(self.dir.path(), rows, &self.clock)))
             .collect()
     }
+}
+
+/// One request through `app` with the `authorization` header `auth`, as a
+/// client sends it but without a socket: its status and body.
+pub async fn send(
+    app: &axum::Router,
+    auth: &str,
+    method: Method,
+    uri: &str,
+    body: Option<String>,
+) -> (StatusCode, Bytes) {
+    let mut request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("authorization", auth);
+    if body.is_some() {
+        request = request.header("content-type", "application/json");
+    }
+    let request = request
+        .body(body.map_or_else(Body::empty, Body::from))
+        .expect("request");
+    let response = app.clone().oneshot(request).await.expect("response");
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("body");
+    (status, bytes)
 }
 
 pub fn configure<M: Measurement>(group: &mut BenchmarkGroup<'_, M>) {
