@@ -1,10 +1,11 @@
 //! Card bills as the API computes them: each card's stored money (summed
-//! per day by the store, cached until the user's next write) plus the
+//! per day by the store, each card kept until a write changes it) plus the
 //! projected entries on the card, bucketed into bills by the pure
 //! [`cofre_domain::bills`] module.
 
 use jiff::ToSpan;
 use jiff::civil::{Date, date};
+use std::sync::Arc;
 
 use cofre_domain::bills::{Bill, CardBook, CardInfo, Charge, bill_entry};
 use cofre_domain::card::BillMonth;
@@ -120,7 +121,7 @@ pub async fn books(
         return Ok(CardBooks { cards: Vec::new() });
     }
     let money = store.card_money(user).await?;
-    let empty = CardMoney::default();
+    let empty = Arc::new(CardMoney::default());
     let mut cards: Vec<(AccountId, CardInfo, String, CardBook)> = wanted
         .into_iter()
         .map(|(id, info, currency)| {

@@ -259,6 +259,10 @@ pub struct ImportSummary {
 /// payments registered against its bills.
 #[derive(Clone, Debug, Default)]
 pub struct CardMoney {
+    /// The card's money version these figures hold (at least): every
+    /// change to a row on the card or billed to it bumps it.
+    pub version: i64,
+    /// Sorted by date, then type, then kind; no zero totals.
     pub days: Vec<cofre_domain::bills::DayTotal>,
     pub payments: Vec<cofre_domain::bills::Payment>,
 }
@@ -492,11 +496,11 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Vec<TransactionId>>;
     // Cards
     /// The whole money of each of the user's cards, summed per day (see
-    /// [`CardMoney`]); cached until the user's next write.
+    /// [`CardMoney`]); each card's kept until a write changes its rows.
     async fn card_money(
         &self,
         user: UserId,
-    ) -> StoreResult<Arc<std::collections::HashMap<AccountId, CardMoney>>>;
+    ) -> StoreResult<std::collections::HashMap<AccountId, Arc<CardMoney>>>;
 
     /// Stores both legs of a bill payment, or neither. NotFound when the
     /// card is not one of the user's cards. The amount was decided from

@@ -13,83 +13,153 @@ use crate::CardMoney;
 #[derive(serde::Deserialize)]
 struct RawDay(String, String, JsonBool, i64);
 
-async fn load_card_money(
+impl RawDay {
+    fn decode(self) -> StoreResult<DayTotal> {
+        let RawDay(date, tx_type, installment, cents) = self;
+        Ok(DayTotal {
+            date: parse_day("date", &date)?,
+            tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
+            installment: installment.get(),
+            amount: Money::from_cents(cents),
+        })
+    }
+}
+
+/// Where a day's total sits in a card's days, which are kept sorted by it.
+fn day_key(day: &DayTotal) -> (Date, bool, bool) {
+    (day.date, day.tx_type == TxType::Credit, day.installment)
+}
+
+/// The day totals of `card` stamped after `since` (all of them for -1;
+/// zero totals only when asked for changes, where a zero replaces what
+/// was kept).
+async fn load_days(
     conn: &mut <Db as sqlx::Database>::Connection,
-    user: UserId,
-) -> StoreResult<HashMap<AccountId, CardMoney>> {
-    let mut cards: HashMap<AccountId, CardMoney> = HashMap::new();
-    let rows = sqlx::query("SELECT id FROM accounts WHERE user_id = $1 AND type = 'CREDIT'")
-        .bind(user.to_string())
-        .fetch_all(&mut *conn)
-        .await?;
-    for row in &rows {
-        cards.insert(AccountId(get_uuid(row, "id")?), CardMoney::default());
-    }
-    if cards.is_empty() {
-        return Ok(cards);
-    }
-    // One row per card, day, type and kind, kept by triggers (migration
-    // 0006): a card's whole history is a few thousand of them however many
-    // purchases it holds, and reading them sums nothing. They come as one
-    // JSON array per card, as pages do (`entries_query`): handing thousands
-    // of rows over one by one cost most of the first read after a write.
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT d.account_id, \
-         CAST({JSON_AGG}({JSON_ARRAY}(d.date, d.type, d.installment, d.cents)) AS TEXT) AS days \
-         FROM day_totals d JOIN accounts a ON a.id = d.account_id \
-         WHERE a.user_id = $1 AND a.type = 'CREDIT' AND d.cents <> 0 \
-         GROUP BY d.account_id"
+    card: AccountId,
+    since: i64,
+) -> StoreResult<Vec<DayTotal>> {
+    // One JSON array, as pages do (`entries_query`): handing thousands of
+    // rows over one by one cost most of the first read after a write.
+    let text: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(date, type, installment, cents)), '[]') AS TEXT) \
+         FROM day_totals WHERE account_id = $1 AND version > $2 AND (cents <> 0 OR $2 >= 0)"
     )))
-    .bind(user.to_string())
+    .bind(card.to_string())
+    .bind(since)
+    .fetch_one(&mut *conn)
+    .await?;
+    let raw: Vec<RawDay> = serde_json::from_str(&text)
+        .map_err(|e| StoreError::Corrupt(format!("day_totals: {e}")))?;
+    raw.into_iter().map(RawDay::decode).collect()
+}
+
+/// Every payment registered against `card`'s bills, oldest first: a few a
+/// year, read whole on every change of the card.
+async fn load_payments(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    card: AccountId,
+) -> StoreResult<Vec<Payment>> {
+    let rows = sqlx::query(
+        "SELECT id, bill_month, amount_cents FROM transactions \
+         WHERE bill_to_account_id = $1 AND bill_month IS NOT NULL ORDER BY date, id",
+    )
+    .bind(card.to_string())
     .fetch_all(&mut *conn)
     .await?;
-    for row in &rows {
-        let text: String = row.try_get("days")?;
-        let raw: Vec<RawDay> = serde_json::from_str(&text)
-            .map_err(|e| StoreError::Corrupt(format!("day_totals: {e}")))?;
-        if let Some(card) = cards.get_mut(&AccountId(get_uuid(row, "account_id")?)) {
-            card.days.reserve(raw.len());
-            for RawDay(date, tx_type, installment, cents) in raw {
-                card.days.push(DayTotal {
-                    date: parse_day("date", &date)?,
-                    tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
-                    installment: installment.get(),
-                    amount: Money::from_cents(cents),
-                });
+    rows.iter()
+        .map(|row| {
+            let month: String = row.try_get("bill_month")?;
+            Ok(Payment {
+                id: TransactionId(get_uuid(row, "id")?),
+                month: BillMonth::parse_key(&month).ok_or_else(|| corrupt("bill_month", &month))?,
+                amount: Money::from_cents(row.try_get("amount_cents")?),
+            })
+        })
+        .collect()
+}
+
+/// `card`'s whole money, labelled with `version`, a money version read
+/// before it (so it holds at least every change up to that version).
+async fn load_card(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    card: AccountId,
+    version: i64,
+) -> StoreResult<CardMoney> {
+    let mut days = load_days(conn, card, -1).await?;
+    days.sort_unstable_by_key(day_key);
+    Ok(CardMoney {
+        version,
+        days,
+        payments: load_payments(conn, card).await?,
+    })
+}
+
+/// `kept` brought up to `version`: only the day totals changed since it
+/// was read replace theirs (a change is a total's new value, so reading
+/// one twice is harmless), and the payments are read again.
+async fn refresh_card(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    card: AccountId,
+    kept: &CardMoney,
+    version: i64,
+) -> StoreResult<CardMoney> {
+    let mut days = kept.days.clone();
+    for day in load_days(conn, card, kept.version).await? {
+        match days.binary_search_by_key(&day_key(&day), day_key) {
+            Ok(at) if day.amount.cents() == 0 => {
+                days.remove(at);
             }
+            Ok(at) => days[at] = day,
+            Err(_) if day.amount.cents() == 0 => {}
+            Err(at) => days.insert(at, day),
         }
     }
-    // Asked by the cards' ids (the payments index), not by user: that would
-    // read the user's whole history by the (user, date) index.
-    let ids: Vec<AccountId> = cards.keys().copied().collect();
-    let mut query = QueryBuilder::<Db>::new(
-        "SELECT id, bill_to_account_id, bill_month, amount_cents FROM transactions \
-         WHERE bill_month IS NOT NULL",
-    );
-    push_id_list(&mut query, "bill_to_account_id", &ids);
-    query.push(" ORDER BY date, id");
-    let rows = query.build().fetch_all(&mut *conn).await?;
-    for row in &rows {
-        let month: String = row.try_get("bill_month")?;
-        let payment = Payment {
-            id: TransactionId(get_uuid(row, "id")?),
-            month: BillMonth::parse_key(&month).ok_or_else(|| corrupt("bill_month", &month))?,
-            amount: Money::from_cents(row.try_get("amount_cents")?),
-        };
-        if let Some(card) = cards.get_mut(&AccountId(get_uuid(row, "bill_to_account_id")?)) {
-            card.payments.push(payment);
-        }
-    }
-    Ok(cards)
+    Ok(CardMoney {
+        version,
+        days,
+        payments: load_payments(conn, card).await?,
+    })
 }
 
 impl SqlStore {
-    async fn card_money_of(&self, user: UserId) -> StoreResult<Arc<HashMap<AccountId, CardMoney>>> {
+    /// Each of the user's cards' money, from memory where the card's money
+    /// version is the one kept: a write reloads only the cards it touched,
+    /// and of those only the days it changed.
+    async fn card_money_of(
+        &self,
+        user: UserId,
+    ) -> StoreResult<HashMap<AccountId, Arc<CardMoney>>> {
         let mut conn = self.pool.acquire().await?;
-        let version = view_version(&mut conn, user).await?;
-        self.cards
-            .get_or_load(user, version, load_card_money(&mut conn, user))
-            .await
+        let rows = sqlx::query(
+            "SELECT a.id, b.money_version FROM accounts a \
+             JOIN account_balances b ON b.account_id = a.id \
+             WHERE a.user_id = $1 AND a.type = 'CREDIT'",
+        )
+        .bind(user.to_string())
+        .fetch_all(&mut *conn)
+        .await?;
+        let mut cards = HashMap::with_capacity(rows.len());
+        for row in &rows {
+            let card = AccountId(get_uuid(row, "id")?);
+            let version: i64 = row.try_get("money_version")?;
+            // Concurrent first reads of a card load it once.
+            let kept = self
+                .cards
+                .try_get_with(card, async {
+                    load_card(&mut conn, card, version).await.map(Arc::new)
+                })
+                .await
+                .map_err(shared_error)?;
+            let money = if kept.version >= version {
+                kept
+            } else {
+                let fresh = Arc::new(refresh_card(&mut conn, card, &kept, version).await?);
+                self.cards.insert(card, fresh.clone()).await;
+                fresh
+            };
+            cards.insert(card, money);
+        }
+        Ok(cards)
     }
 
     async fn pay_bill_in_tx(

@@ -43,16 +43,17 @@ use crate::{
 
 type DbRow = <Db as sqlx::Database>::Row;
 
-/// Values loaded for a user, each valid while the user's `view_version` is
-/// the one it was loaded at: every write bumps the version, in every
-/// process, so a cached value is never older than the data. Shared by all
-/// users and bounded in bytes (least recently used out first), so no
-/// number of distinct windows or users can grow the process past it;
-/// values of older versions are never asked for again and age out.
-/// Concurrent misses of one value load it once: right after a write,
-/// every page and the overview a client asks for at once need the same
-/// card totals, and each loading them alone multiplied the cost of the
-/// write by the number of requests in flight.
+/// Values loaded for a user, each valid while a version of the user's
+/// (here `sources_version`) is the one it was loaded at: every write that
+/// changes what the value is made of bumps it, in every process, so a
+/// cached value is never older than the data. Shared by all users and
+/// bounded in bytes (least recently used out first), so no number of
+/// distinct windows or users can grow the process past it; values of
+/// older versions are never asked for again and age out. Concurrent
+/// misses of one value load it once: right after a write, every page and
+/// the overview a client asks for at once need the same sources, and each
+/// loading them alone multiplied the cost of the write by the number of
+/// requests in flight.
 struct VersionedCache<K, V> {
     entries: moka::future::Cache<(K, i64), Arc<V>>,
 }
@@ -116,30 +117,38 @@ fn shared_error(err: Arc<StoreError>) -> StoreError {
     })
 }
 
-/// Heap bytes of every card's money, for [`VersionedCache`].
-fn card_money_bytes(money: &HashMap<AccountId, CardMoney>) -> usize {
+/// Bytes one card's money holds, for the card cache's bound.
+fn card_money_bytes(card: &CardMoney) -> usize {
     use std::mem::size_of;
-    money
-        .values()
-        .map(|card| {
-            size_of::<(AccountId, CardMoney)>()
-                + card.days.capacity() * size_of::<cofre_domain::bills::DayTotal>()
-                + card.payments.capacity() * size_of::<cofre_domain::bills::Payment>()
-        })
-        .sum()
+    size_of::<(AccountId, CardMoney)>()
+        + 64
+        + card.days.capacity() * size_of::<cofre_domain::bills::DayTotal>()
+        + card.payments.capacity() * size_of::<cofre_domain::bills::Payment>()
 }
 
-/// The user's `view_version` (-1 for no such user).
-async fn view_version(
+/// A version counter of a user's (a column of `users`).
+#[derive(Clone, Copy)]
+enum UserVersion {
+    /// Bumped by every write of the user's data.
+    View,
+    /// Bumped by writes that change what projections are made from.
+    Sources,
+}
+
+/// The user's `counter` (-1 for no such user).
+async fn user_version(
     conn: &mut <Db as sqlx::Database>::Connection,
     user: UserId,
+    counter: UserVersion,
 ) -> StoreResult<i64> {
-    Ok(sqlx::query("SELECT view_version FROM users WHERE id = $1")
+    let sql = match counter {
+        UserVersion::View => "SELECT view_version FROM users WHERE id = $1",
+        UserVersion::Sources => "SELECT sources_version FROM users WHERE id = $1",
+    };
+    Ok(sqlx::query_scalar(sql)
         .bind(user.to_string())
         .fetch_optional(&mut *conn)
         .await?
-        .map(|row| row.try_get("view_version"))
-        .transpose()?
         .unwrap_or(-1))
 }
 
@@ -148,8 +157,8 @@ pub struct SqlStore {
     pool: sqlx::Pool<Db>,
     /// Projection sources per (user, window).
     sources: Arc<VersionedCache<(UserId, Date, Date), ViewSources>>,
-    /// Every card's money per user.
-    cards: Arc<VersionedCache<UserId, HashMap<AccountId, CardMoney>>>,
+    /// Each card's money, at the card's money version it was read at.
+    cards: moka::future::Cache<AccountId, Arc<CardMoney>>,
     /// How write transactions start (group commit on SQLite).
     writes: Writes,
     /// Whether the database changed since a moment (SQLite only).
@@ -184,13 +193,20 @@ impl SqlStore {
                 cache_bytes / 4 * 3,
                 ViewSources::approx_bytes,
             )),
-            cards: Arc::new(VersionedCache::new(cache_bytes / 4, card_money_bytes)),
+            cards: moka::future::Cache::builder()
+                .max_capacity(cache_bytes / 4)
+                .weigher(|_, card: &Arc<CardMoney>| {
+                    u32::try_from(card_money_bytes(card)).unwrap_or(u32::MAX)
+                })
+                .build(),
         }
     }
 
     /// Starts a write of `user`'s data. Its first statement bumps the
-    /// user's `view_version`, so every write invalidates cached projection
-    /// sources, in every process, when it commits.
+    /// user's `view_version`, so every write invalidates the responses
+    /// cached for the user, in every process, when it commits. (Triggers
+    /// bump the finer versions the store's own caches are kept under:
+    /// migration 0009.)
     async fn begin_write(&self, user: UserId) -> StoreResult<WriteTx> {
         Ok(self.begin_write_versioned(user).await?.0)
     }
@@ -309,7 +325,7 @@ impl Store for SqlStore {
 
     async fn view_version(&self, user: UserId) -> StoreResult<i64> {
         let mut conn = self.pool.acquire().await?;
-        view_version(&mut conn, user).await
+        user_version(&mut conn, user, UserVersion::View).await
     }
 
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>> {
@@ -497,7 +513,7 @@ impl Store for SqlStore {
         to: Date,
     ) -> StoreResult<Arc<ViewSources>> {
         let mut conn = self.pool.acquire().await?;
-        let version = view_version(&mut conn, user).await?;
+        let version = user_version(&mut conn, user, UserVersion::Sources).await?;
         self.sources
             .get_or_load(
                 (user, from, to),
@@ -597,7 +613,7 @@ impl Store for SqlStore {
         self.unmark_transfer_in_tx(user, id, now).await
     }
 
-    async fn card_money(&self, user: UserId) -> StoreResult<Arc<HashMap<AccountId, CardMoney>>> {
+    async fn card_money(&self, user: UserId) -> StoreResult<HashMap<AccountId, Arc<CardMoney>>> {
         self.card_money_of(user).await
     }
 
