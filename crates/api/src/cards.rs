@@ -97,8 +97,9 @@ fn charges(
 
 /// The books of the user's cards (`only`: just these), with projected
 /// entries dated in `[from, to]` (rule occurrences only up to each card's
-/// open bill when `whole`): bills of cycles inside that range are exact;
-/// stored money and payments are always whole.
+/// open bill when `whole`) and the stored day totals dated in it (all of
+/// them when `whole`): bills of cycles inside that range are exact.
+/// Payments are always whole.
 pub async fn books(
     store: &dyn Store,
     user: UserId,
@@ -128,12 +129,22 @@ pub async fn books(
             let stored = money.get(&id).unwrap_or(&empty);
             // For a whole book, rules matter up to the open bill's close.
             let rules_to = whole.map_or(to, |today| info.cycles.cycle_of(today).close);
-            let book = CardBook::new(
-                info.cycles,
-                &stored.days,
-                &charges(&sources, id, from, to, rules_to),
-                stored.payments.clone(),
-            );
+            let mut book = if whole.is_some() {
+                // The whole history: the card's stored book, built once
+                // per change of its money.
+                stored.stored_book(info.cycles)
+            } else {
+                // The days are sorted by date: a window's are one slice, so
+                // a page of a year reads a year of them, not the history.
+                let first = stored.days.partition_point(|d| d.date < from);
+                let end = stored.days.partition_point(|d| d.date <= to).max(first);
+                CardBook::stored(
+                    info.cycles,
+                    &stored.days[first..end],
+                    stored.payments.clone(),
+                )
+            };
+            book.add_charges(&charges(&sources, id, from, to, rules_to));
             (id, info, currency, book)
         })
         .collect();

@@ -216,29 +216,23 @@ impl CardBook {
         projected: &[Charge],
         payments: Vec<Payment>,
     ) -> Self {
+        let mut book = Self::stored(cycles, days, payments);
+        book.add_charges(projected);
+        book
+    }
+
+    /// The book of the stored money alone; [`Self::add_charges`] adds the
+    /// projected entries. Kept apart so a card's stored book can be built
+    /// once and reused while its money is unchanged.
+    pub fn stored(cycles: Cycles, days: &[DayTotal], payments: Vec<Payment>) -> Self {
         let mut book = CardBook {
             cycles,
             totals: BTreeMap::new(),
             installments: BTreeMap::new(),
             payments: BTreeMap::new(),
         };
-        let entries = days
-            .iter()
-            .map(|d| (d.date, d.tx_type, d.installment, d.amount, false))
-            .chain(
-                projected
-                    .iter()
-                    .map(|c| (c.date, c.tx_type, c.installment, c.amount, true)),
-            );
-        for (date, tx_type, installment, amount, is_projection) in entries {
-            let month = cycles.month_of(date);
-            let totals = book.totals.entry(month).or_default();
-            totals.net = totals.net.saturating_add(signed(tx_type, amount));
-            totals.projected |= is_projection;
-            if installment && tx_type == TxType::Debit {
-                let sum = book.installments.entry(month).or_default();
-                *sum = sum.saturating_add(amount.cents());
-            }
+        for d in days {
+            book.add(d.date, d.tx_type, d.installment, d.amount, false);
         }
         for payment in payments {
             book.payments
@@ -247,6 +241,31 @@ impl CardBook {
                 .push(payment);
         }
         book
+    }
+
+    /// Adds projected entries to the book.
+    pub fn add_charges(&mut self, projected: &[Charge]) {
+        for c in projected {
+            self.add(c.date, c.tx_type, c.installment, c.amount, true);
+        }
+    }
+
+    fn add(
+        &mut self,
+        date: Date,
+        tx_type: TxType,
+        installment: bool,
+        amount: Money,
+        is_projection: bool,
+    ) {
+        let month = self.cycles.month_of(date);
+        let totals = self.totals.entry(month).or_default();
+        totals.net = totals.net.saturating_add(signed(tx_type, amount));
+        totals.projected |= is_projection;
+        if installment && tx_type == TxType::Debit {
+            let sum = self.installments.entry(month).or_default();
+            *sum = sum.saturating_add(amount.cents());
+        }
     }
 
     pub fn cycles(&self) -> &Cycles {

@@ -87,11 +87,7 @@ async fn load_card(
 ) -> StoreResult<CardMoney> {
     let mut days = load_days(conn, card, -1).await?;
     days.sort_unstable_by_key(day_key);
-    Ok(CardMoney {
-        version,
-        days,
-        payments: load_payments(conn, card).await?,
-    })
+    Ok(CardMoney::new(version, days, load_payments(conn, card).await?))
 }
 
 /// `kept` brought up to `version`: only the day totals changed since it
@@ -114,11 +110,7 @@ async fn refresh_card(
             Err(at) => days.insert(at, day),
         }
     }
-    Ok(CardMoney {
-        version,
-        days,
-        payments: load_payments(conn, card).await?,
-    })
+    Ok(CardMoney::new(version, days, load_payments(conn, card).await?))
 }
 
 impl SqlStore {

@@ -271,8 +271,8 @@ impl SqlStore {
         if let Some(ids) = &request.ids {
             push_id_list(&mut query, "t.id", ids);
         }
-        let cap = i64::try_from(bulk_rules::MAX_ROWS).unwrap_or(i64::MAX);
-        query.push(" LIMIT ").push_bind(cap + 1);
+        // A literal, not a bound value: see `list_transactions_of`.
+        query.push(format_args!(" LIMIT {}", bulk_rules::MAX_ROWS + 1));
         let mut rows = fetch_entries(&mut tx, query).await?;
         if rows.len() > bulk_rules::MAX_ROWS {
             let field = if request.filter.is_some() { "filter" } else { "ids" };

@@ -117,15 +117,6 @@ fn shared_error(err: Arc<StoreError>) -> StoreError {
     })
 }
 
-/// Bytes one card's money holds, for the card cache's bound.
-fn card_money_bytes(card: &CardMoney) -> usize {
-    use std::mem::size_of;
-    size_of::<(AccountId, CardMoney)>()
-        + 64
-        + card.days.capacity() * size_of::<cofre_domain::bills::DayTotal>()
-        + card.payments.capacity() * size_of::<cofre_domain::bills::Payment>()
-}
-
 /// A version counter of a user's (a column of `users`).
 #[derive(Clone, Copy)]
 enum UserVersion {
@@ -196,7 +187,7 @@ impl SqlStore {
             cards: moka::future::Cache::builder()
                 .max_capacity(cache_bytes / 4)
                 .weigher(|_, card: &Arc<CardMoney>| {
-                    u32::try_from(card_money_bytes(card)).unwrap_or(u32::MAX)
+                    u32::try_from(card.approx_bytes() + 64).unwrap_or(u32::MAX)
                 })
                 .build(),
         }

@@ -197,12 +197,15 @@ impl SqlStore {
                 .push_bind(after.id.clone())
                 .push("))");
         }
-        let fetch = i64::try_from(page.limit)
-            .unwrap_or(i64::MAX)
-            .saturating_add(1);
-        query
-            .push(" ORDER BY t.date DESC, t.id ASC LIMIT ")
-            .push_bind(fetch);
+        // The limit is written into the SQL, not bound: SQLite plans with a
+        // bound LIMIT's value, so binding it again expires the prepared
+        // statement and every page paid a fresh parse and plan. Limits are
+        // few (the API's pages take 1 to 100, the server's own walks fixed
+        // sizes), so the statements to keep are few too.
+        query.push(format_args!(
+            " ORDER BY t.date DESC, t.id ASC LIMIT {}",
+            page.limit.saturating_add(1)
+        ));
 
         let mut items = fetch_entries(&mut conn, query).await?;
         // The aggregate need not keep the subquery's order: restore it.
