@@ -92,24 +92,29 @@ async fn load_card(
 
 /// `kept` brought up to `version`: only the day totals changed since it
 /// was read replace theirs (a change is a total's new value, so reading
-/// one twice is harmless), and the payments are read again.
+/// one twice is harmless), and the payments are read again. One merge of
+/// two sorted lists, however many days changed.
 async fn refresh_card(
     conn: &mut <Db as sqlx::Database>::Connection,
     card: AccountId,
     kept: &CardMoney,
     version: i64,
 ) -> StoreResult<CardMoney> {
-    let mut days = kept.days.clone();
-    for day in load_days(conn, card, kept.version).await? {
-        match days.binary_search_by_key(&day_key(&day), day_key) {
-            Ok(at) if day.amount.cents() == 0 => {
-                days.remove(at);
-            }
-            Ok(at) => days[at] = day,
-            Err(_) if day.amount.cents() == 0 => {}
-            Err(at) => days.insert(at, day),
+    let mut changed = load_days(conn, card, kept.version).await?;
+    changed.sort_unstable_by_key(day_key);
+    let mut days = Vec::with_capacity(kept.days.len() + changed.len());
+    let mut old = kept.days.iter().copied().peekable();
+    for day in changed {
+        while let Some(before) = old.next_if(|k| day_key(k) < day_key(&day)) {
+            days.push(before);
+        }
+        // The kept total of that day, if any, is replaced.
+        old.next_if(|k| day_key(k) == day_key(&day));
+        if day.amount.cents() != 0 {
+            days.push(day);
         }
     }
+    days.extend(old);
     Ok(CardMoney::new(version, days, load_payments(conn, card).await?))
 }
 
