@@ -8,7 +8,7 @@ use cofre_domain::overview::{ItemKind, MonthItem};
 
 use crate::CardMoney;
 
-/// One row of `day_totals` as the aggregate in [`load_card_money`] writes
+/// One row of `day_totals` as the aggregate in [`load_days`] writes
 /// it: date, type, installment, cents.
 #[derive(serde::Deserialize)]
 struct RawDay(String, String, JsonBool, i64);
@@ -78,22 +78,12 @@ async fn load_payments(
         .collect()
 }
 
-/// `card`'s whole money, labelled with `version`, a money version read
-/// before it (so it holds at least every change up to that version).
-async fn load_card(
-    conn: &mut <Db as sqlx::Database>::Connection,
-    card: AccountId,
-    version: i64,
-) -> StoreResult<CardMoney> {
-    let mut days = load_days(conn, card, -1).await?;
-    days.sort_unstable_by_key(day_key);
-    Ok(CardMoney::new(version, days, load_payments(conn, card).await?))
-}
-
-/// `kept` brought up to `version`: only the day totals changed since it
-/// was read replace theirs (a change is a total's new value, so reading
-/// one twice is harmless), and the payments are read again. One merge of
-/// two sorted lists, however many days changed.
+/// `kept` brought up to `version`, a money version read before (so the
+/// result holds at least every change up to it): only the day totals
+/// changed since `kept` was read replace theirs (a change is a total's new
+/// value, so reading one twice is harmless), and the payments are read
+/// again. One merge of two sorted lists, however many days changed. From
+/// nothing kept (version -1) it is the card's whole money.
 async fn refresh_card(
     conn: &mut <Db as sqlx::Database>::Connection,
     card: AccountId,
@@ -143,7 +133,10 @@ impl SqlStore {
             let kept = self
                 .cards
                 .try_get_with(card, async {
-                    load_card(&mut conn, card, version).await.map(Arc::new)
+                    let nothing = CardMoney::new(-1, Vec::new(), Vec::new());
+                    refresh_card(&mut conn, card, &nothing, version)
+                        .await
+                        .map(Arc::new)
                 })
                 .await
                 .map_err(shared_error)?;
