@@ -23,6 +23,14 @@ from cofre_client.api.accounts import (
     list_accounts,
     update_account,
 )
+from cofre_client.api.budgets import (
+    budget_status,
+    create_budget,
+    delete_budget,
+    get_budget,
+    list_budgets,
+    update_budget,
+)
 from cofre_client.api.cards import list_bills, used_limit
 from cofre_client.api.categories import (
     create_category,
@@ -34,6 +42,7 @@ from cofre_client.api.export import export_user_data
 from cofre_client.api.operations import get_receipt, healthz, index, metrics, readyz
 from cofre_client.api.overview import get_overview
 from cofre_client.api.profile import get_me, patch_me
+from cofre_client.api.reports import cashflow_report, net_worth_report, spending_report
 from cofre_client.api.tags import create_tag, delete_tag, list_tags, update_tag
 from cofre_client.api.transactions import (
     bulk,
@@ -52,6 +61,7 @@ from cofre_client.models import (
     BulkBody,
     BulkSet,
     CreateAccount,
+    CreateBudget,
     CreateCategory,
     CreatedRule,
     CreatedTransaction,
@@ -68,11 +78,13 @@ from cofre_client.models import (
     Problem,
     PutReceiptBody,
     RecurrenceBody,
+    SpendingReportView,
     Scope,
     SubType,
     TxStatus,
     TxType,
     UpdateAccount,
+    UpdateBudget,
     UpdateCategory,
     UpdateTag,
     UpdateTransaction,
@@ -354,6 +366,36 @@ def main():
     assert moved.moved_transactions >= 1
     again = ok(get_transaction.sync_detailed(str(client_id), client=api)).transaction
     assert again.category_id == home.id
+
+    step("budgets: a monthly limit, its month, a change, ownership")
+    food = uuid.UUID("30b679d8-1fd0-5798-9807-ef2de0278a88")
+    this_month = datetime.date.today().strftime("%Y-%m")
+    budget = ok(create_budget.sync_detailed(client=api, body=CreateBudget(category_id=food, amount=500.0)), 201)
+    assert budget.starts_on == this_month and budget.include_subcategories and not budget.rollover
+    assert [b.id for b in ok(list_budgets.sync_detailed(client=api)).data] == [budget.id]
+    assert ok(get_budget.sync_detailed(uuid.UUID(budget.id), client=api)).amount == 500.0
+    problem(create_budget.sync_detailed(client=api, body=CreateBudget(category_id=food, amount=1.0)), 409,
+            "budget_conflict")
+    month = ok(budget_status.sync_detailed(client=api, month=this_month))
+    assert month.month == this_month and month.budgets[0].budget_id == budget.id
+    assert month.budgets[0].status in ("ok", "warning", "over")
+    changed = ok(update_budget.sync_detailed(uuid.UUID(budget.id), client=api,
+                                             body=UpdateBudget(amount=800.0, rollover=True)))
+    assert changed.amount == 800.0 and changed.rollover
+    problem(get_budget.sync_detailed(uuid.UUID(budget.id), client=other), 404, "not_found")
+    assert delete_budget.sync_detailed(uuid.UUID(budget.id), client=api).status_code == 204
+
+    step("reports: spending by account, cashflow, net worth")
+    spending = ok(spending_report.sync_detailed(client=api, from_=this_month, to=this_month, group_by="account",
+                                                view=SpendingReportView.LEDGER))
+    assert spending.group_by == "account" and spending.view == "ledger"
+    assert all(row.month == this_month for row in spending.rows)
+    cashflow = ok(cashflow_report.sync_detailed(client=api, from_=this_month, to=this_month))
+    assert [m.month for m in cashflow.months] == [this_month]
+    today = datetime.date.today()
+    worth = ok(net_worth_report.sync_detailed(client=api, from_=today - datetime.timedelta(days=27), to=today,
+                                              interval="week"))
+    assert len(worth.points) == 4 and worth.points[-1].date == today
 
     step("error statuses: 400, 401, 403, 404, 409, 413, 429")
     bad = problem(create_tag.sync_detailed(client=api, body=CreateTag(title="x", color_hex="blue")), 400, "validation_error")

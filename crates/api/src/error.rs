@@ -21,6 +21,8 @@ pub enum ApiError {
     ProjectionNotFound,
     IdConflict,
     TitleConflict,
+    /// Another budget of the category covers one of the months.
+    BudgetConflict,
     TransferConflict(String),
     NotACreditCard,
     ExpectedCountMismatch {
@@ -138,6 +140,11 @@ impl ApiError {
                 "title_conflict",
                 "Title already in use",
             ),
+            ApiError::BudgetConflict => (
+                StatusCode::CONFLICT,
+                "budget_conflict",
+                "Budget already set for these months",
+            ),
             ApiError::NotACreditCard => (
                 StatusCode::BAD_REQUEST,
                 "not_a_credit_card",
@@ -225,6 +232,9 @@ impl ApiError {
             ApiError::ProjectionNotFound => "no projected entry is produced for this handle".into(),
             ApiError::IdConflict => "this id was already used for a different request".into(),
             ApiError::TitleConflict => "another item already has this title".into(),
+            ApiError::BudgetConflict => {
+                "another budget of this category already covers one of these months".into()
+            }
             ApiError::NotACreditCard => {
                 "this account is not a credit card: bills and limits exist only for cards".into()
             }
@@ -352,6 +362,7 @@ impl From<StoreError> for ApiError {
             StoreError::Invalid(domain) => domain.into(),
             StoreError::IdConflict => ApiError::IdConflict,
             StoreError::TitleConflict => ApiError::TitleConflict,
+            StoreError::BudgetConflict => ApiError::BudgetConflict,
             StoreError::TransferConflict(detail) => ApiError::TransferConflict(detail),
             StoreError::ExpectedCountMismatch { expected, matched } => {
                 ApiError::ExpectedCountMismatch { expected, matched }

@@ -16,6 +16,7 @@ mod openapi_doc;
 pub mod rate_limit;
 pub mod read_cache;
 pub mod receipts;
+pub mod reports;
 pub mod retry;
 mod routes;
 
@@ -51,6 +52,8 @@ pub struct ApiConfig {
     pub public_url: String,
     /// Currency of new accounts and of totals.
     pub base_currency: String,
+    /// Percent of a budget's available money from which it is a `warning`.
+    pub budget_warning_percent: u8,
     pub rate_limit_per_minute: u32,
     pub rate_limit_per_day: u32,
     /// Bulk calls per key per hour, on top of the other limits (0: off).
@@ -70,6 +73,7 @@ impl Default for ApiConfig {
         Self {
             public_url: "http://127.0.0.1:8080".into(),
             base_currency: "BRL".into(),
+            budget_warning_percent: cofre_domain::budget::DEFAULT_WARNING_PERCENT,
             rate_limit_per_minute: 300,
             rate_limit_per_day: 50_000,
             bulk_limit_per_hour: 10,

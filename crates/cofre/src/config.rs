@@ -86,6 +86,11 @@ pub struct ServeArgs {
     /// Currency of new accounts and of totals.
     #[arg(long, env = "COFRE_BASE_CURRENCY", default_value = "BRL")]
     pub base_currency: String,
+    /// Share of a budget's available money (percent, 1 to 100) from which
+    /// its month is a `warning`.
+    #[arg(long, env = "COFRE_BUDGET_WARNING_PERCENT", default_value_t = 80,
+        value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub budget_warning_percent: u8,
     /// Requests per key per minute (0 turns the window off).
     #[arg(long, env = "COFRE_RATE_LIMIT_PER_MINUTE", default_value_t = 300)]
     pub rate_limit_per_minute: u32,

@@ -72,7 +72,7 @@ pub async fn run(
     };
     println!(
         "demo-data ({}) for user {user}: {} accounts ({cards}), {} tags, {} rows ({} of rules and installments, \
-         {} bill payments, {span}), {} recurrence rules, {} installment plans in {:.1}s",
+         {} bill payments, {span}), {} recurrence rules, {} installment plans, {} budgets in {:.1}s",
         profile.name(),
         summary.accounts,
         summary.tags,
@@ -81,6 +81,7 @@ pub async fn run(
         summary.bill_payments,
         summary.rules,
         summary.plans,
+        summary.budgets,
         started.elapsed().as_secs_f64(),
     );
     Ok(())

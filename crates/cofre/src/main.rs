@@ -289,6 +289,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 config: Arc::new(ApiConfig {
                     public_url,
                     base_currency: args.base_currency()?,
+                    budget_warning_percent: args.budget_warning_percent,
                     rate_limit_per_minute: args.rate_limit_per_minute,
                     rate_limit_per_day: args.rate_limit_per_day,
                     bulk_limit_per_hour: args.bulk_limit_per_hour,

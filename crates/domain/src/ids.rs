@@ -53,6 +53,7 @@ id_type!(
     TransactionId,
     RuleId,
     PurchaseId,
+    BudgetId,
 );
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 pub mod account;
 pub mod auth;
 pub mod bills;
+pub mod budget;
 pub mod bulk;
 pub mod card;
 pub mod category;
@@ -17,6 +18,7 @@ pub mod overview;
 pub mod profile;
 pub mod projection;
 pub mod receipt;
+pub mod report;
 pub mod series;
 pub mod statement;
 pub mod tag;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use cofre_domain::account::{Account, AccountChanges};
 use cofre_domain::auth::ApiKey;
+use cofre_domain::budget::Budget;
 use cofre_domain::bulk::{BulkAction, Skipped};
 use cofre_domain::category::{Category, CategoryChanges};
 use cofre_domain::profile::{Profile, ProfileChanges};
@@ -25,8 +26,8 @@ use cofre_domain::transaction::{
 use cofre_domain::transfer::NewTransfer;
 use cofre_domain::view::ViewSources;
 use cofre_domain::{
-    AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
-    UserId,
+    AccountId, ApiKeyId, BudgetId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId,
+    TransactionId, UserId,
 };
 
 mod card_money;
@@ -55,6 +56,9 @@ pub enum StoreError {
     /// A title that must be unique already exists.
     #[error("title already in use")]
     TitleConflict,
+    /// Another budget of the category covers one of the months.
+    #[error("another budget of the category covers one of these months")]
+    BudgetConflict,
     /// A row is (or is not) part of a transfer, against what was asked.
     #[error("transfer conflict: {0}")]
     TransferConflict(String),
@@ -272,6 +276,47 @@ pub struct UserSummary {
     pub name: Option<String>,
     pub created_at: Timestamp,
     pub active_keys: i64,
+}
+
+/// Decides a budget's new state from its stored one, inside the store's
+/// transaction.
+pub type BudgetOp = Box<dyn FnOnce(&Budget) -> Result<Budget, DomainError> + Send>;
+
+/// Which stored rows [`Store::entry_totals`] sums, and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TotalsBy {
+    /// Per account, month, category, type, status and transfer leg: from
+    /// totals the triggers keep, so the cost does not grow with the rows.
+    Category,
+    /// As `Category`, also per tag: a row with two tags counts under each,
+    /// a row without tags under none (`tag_id` null).
+    Tag,
+    /// As `Category`, only rows that carry one of these tags.
+    WithTags(Vec<TagId>),
+}
+
+/// Visible stored rows of one account and month, summed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryTotal {
+    pub account_id: AccountId,
+    pub month: cofre_domain::card::BillMonth,
+    pub category_id: Option<CategoryId>,
+    /// Set only for [`TotalsBy::Tag`].
+    pub tag_id: Option<TagId>,
+    pub tx_type: cofre_domain::transaction::TxType,
+    pub status: cofre_domain::transaction::TxStatus,
+    /// A leg of a transfer or of a bill payment.
+    pub transfer: bool,
+    pub amount: Money,
+}
+
+/// What one account's rows of one day add to its balance (CREDIT adds,
+/// DEBIT subtracts), in cents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DayAmount {
+    pub account_id: AccountId,
+    pub date: Date,
+    pub cents: i64,
 }
 
 /// An API key as authentication finds it.
@@ -524,6 +569,40 @@ pub trait Store: Send + Sync + 'static {
         user: UserId,
         month: cofre_domain::card::BillMonth,
     ) -> StoreResult<Vec<cofre_domain::overview::MonthItem>>;
+
+    // Budgets
+    /// The user's budgets, oldest first.
+    async fn list_budgets(&self, user: UserId) -> StoreResult<Vec<Budget>>;
+    async fn get_budget(&self, user: UserId, id: BudgetId) -> StoreResult<Budget>;
+    /// Stores a new budget. Invalid when its category is not visible to
+    /// the user; BudgetConflict when another budget of the category shares
+    /// a month with it; LimitReached past the most budgets a user may have.
+    async fn create_budget(&self, user: UserId, budget: &Budget) -> StoreResult<Budget>;
+    /// Loads a budget, lets `op` decide its new state and stores it, with
+    /// the checks of [`Store::create_budget`]: one transaction.
+    async fn update_budget(&self, user: UserId, id: BudgetId, op: BudgetOp) -> StoreResult<Budget>;
+    async fn delete_budget(&self, user: UserId, id: BudgetId) -> StoreResult<()>;
+
+    // Reports
+    /// The user's visible stored rows dated in the months `from..=to`,
+    /// summed as `by` says.
+    async fn entry_totals(
+        &self,
+        user: UserId,
+        from: cofre_domain::card::BillMonth,
+        to: cofre_domain::card::BillMonth,
+        by: &TotalsBy,
+    ) -> StoreResult<Vec<EntryTotal>>;
+    /// What the POSTED rows of each account add to its balance per day,
+    /// for the days after `after` (days that add nothing left out).
+    async fn posted_days(&self, user: UserId, after: Date) -> StoreResult<Vec<DayAmount>>;
+    /// The same for PENDING rows (hidden ones too) dated in `(after, to]`.
+    async fn pending_days(
+        &self,
+        user: UserId,
+        after: Date,
+        to: Date,
+    ) -> StoreResult<Vec<DayAmount>>;
 
     /// Applies a bulk call in one transaction: all of it or nothing.
     async fn bulk(

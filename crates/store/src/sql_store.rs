@@ -636,6 +636,62 @@ impl Store for SqlStore {
         self.month_items_of(user, month).await
     }
 
+    async fn list_budgets(&self, user: UserId) -> StoreResult<Vec<cofre_domain::budget::Budget>> {
+        self.list_budgets_of(user).await
+    }
+
+    async fn get_budget(
+        &self,
+        user: UserId,
+        id: cofre_domain::BudgetId,
+    ) -> StoreResult<cofre_domain::budget::Budget> {
+        self.get_budget_of(user, id).await
+    }
+
+    async fn create_budget(
+        &self,
+        user: UserId,
+        budget: &cofre_domain::budget::Budget,
+    ) -> StoreResult<cofre_domain::budget::Budget> {
+        self.create_budget_in_tx(user, budget).await
+    }
+
+    async fn update_budget(
+        &self,
+        user: UserId,
+        id: cofre_domain::BudgetId,
+        op: crate::BudgetOp,
+    ) -> StoreResult<cofre_domain::budget::Budget> {
+        self.update_budget_in_tx(user, id, op).await
+    }
+
+    async fn delete_budget(&self, user: UserId, id: cofre_domain::BudgetId) -> StoreResult<()> {
+        self.delete_budget_in_tx(user, id).await
+    }
+
+    async fn entry_totals(
+        &self,
+        user: UserId,
+        from: cofre_domain::card::BillMonth,
+        to: cofre_domain::card::BillMonth,
+        by: &crate::TotalsBy,
+    ) -> StoreResult<Vec<crate::EntryTotal>> {
+        self.entry_totals_of(user, from, to, by).await
+    }
+
+    async fn posted_days(&self, user: UserId, after: Date) -> StoreResult<Vec<crate::DayAmount>> {
+        self.posted_days_of(user, after).await
+    }
+
+    async fn pending_days(
+        &self,
+        user: UserId,
+        after: Date,
+        to: Date,
+    ) -> StoreResult<Vec<crate::DayAmount>> {
+        self.pending_days_of(user, after, to).await
+    }
+
     async fn bulk(
         &self,
         user: UserId,

@@ -111,3 +111,4 @@ include!("sql_operations.rs");
 include!("sql_import.rs");
 include!("sql_receipts.rs");
 include!("sql_cards.rs");
+include!("sql_budgets.rs");

@@ -20,6 +20,7 @@ use cofre_domain::UserId;
 use cofre_domain::transaction::SeriesLink;
 use cofre_store::{ImportBatch, Store, StoreError};
 
+mod budgets;
 mod builder;
 mod cards;
 mod catalogue;
@@ -116,6 +117,7 @@ pub struct Summary {
     pub bill_payments: usize,
     pub rules: usize,
     pub plans: usize,
+    pub budgets: usize,
     pub first_date: Option<Date>,
     pub last_date: Option<Date>,
 }
@@ -137,7 +139,17 @@ pub async fn fill(
     let setup = prepare(store, user, spec, now, today).await?;
     let batch = generate(spec, seed, user, &setup, now, today)?;
     store.import(user, &batch, now).await?;
-    Ok(summarize(&setup, &batch))
+    let mut summary = summarize(&setup, &batch);
+    let tops = cofre_domain::report::top_categories(&store.list_categories(user).await?);
+    for budget in budgets::demo_budgets(user, &batch, &tops, now, today) {
+        match store.create_budget(user, &budget).await {
+            Ok(_) => summary.budgets += 1,
+            // A category the user already budgets keeps its budget.
+            Err(StoreError::BudgetConflict) => {}
+            Err(other) => return Err(other.into()),
+        }
+    }
+    Ok(summary)
 }
 
 fn summarize(setup: &Setup, batch: &ImportBatch) -> Summary {
@@ -162,6 +174,7 @@ fn summarize(setup: &Setup, batch: &ImportBatch) -> Summary {
             .count(),
         rules: batch.rules.len(),
         plans: batch.plans.len(),
+        budgets: 0,
         first_date: batch.rows.iter().map(|r| r.state.date).min(),
         last_date: batch.rows.iter().map(|r| r.state.date).max(),
     }

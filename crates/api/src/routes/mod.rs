@@ -1,6 +1,7 @@
 //! One module per resource, each exposing its routes.
 
 mod accounts;
+mod budgets;
 mod bulk;
 mod cards;
 mod categories;
@@ -10,6 +11,7 @@ mod me;
 mod operations;
 mod overview;
 mod receipts;
+mod reports;
 mod tags;
 mod transactions;
 mod transfers;
@@ -31,6 +33,8 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .merge(bulk::router())
         .merge(cards::router())
         .merge(overview::router())
+        .merge(budgets::router())
+        .merge(reports::router())
         .merge(transfers::router())
         .merge(receipts::router())
         .merge(export::router())

@@ -10,6 +10,7 @@ use utoipa_axum::routes;
 use cofre_domain::UserId;
 use cofre_domain::account::AccountType;
 use cofre_domain::bills::{bill_entry, bill_handle};
+use cofre_domain::budget::Level;
 use cofre_domain::card::BillMonth;
 use cofre_domain::overview::{AccountTotal, MonthItem, overview};
 use cofre_domain::time::format_date;
@@ -24,6 +25,7 @@ use crate::cards::{CardBooks, whole_books};
 use crate::error::ApiResult;
 use crate::extract::AppJson;
 use crate::json::JsonMoney;
+use crate::reports::budgets_status;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_overview))
@@ -80,6 +82,16 @@ pub struct ForecastBody {
 }
 
 #[derive(Serialize, ToSchema)]
+pub struct BudgetsSummaryBody {
+    /// Budgets covering the current month.
+    pub count: u64,
+    /// Of those, how many are `over` (see `GET /v1/budgets/status`).
+    pub over: u64,
+    /// And how many are at `warning`.
+    pub warning: u64,
+}
+
+#[derive(Serialize, ToSchema)]
 pub struct OverviewBody {
     /// Balances of bank accounts (not archived, not excluded from totals,
     /// in the base currency).
@@ -96,6 +108,8 @@ pub struct OverviewBody {
     pub month: MonthBody,
     /// The month's forecast balance.
     pub saldo_previsto: ForecastBody,
+    /// The current month's budgets at a glance.
+    pub budgets: BudgetsSummaryBody,
 }
 
 /// The first and last day of `month`.
@@ -188,8 +202,30 @@ async fn get_overview(
             !sources.tombstones.contains(&handle)
         });
     }
+    let status = budgets_status(
+        store,
+        user,
+        month,
+        today,
+        state.config.budget_warning_percent,
+    )
+    .await?;
+    let at = |level: Level| {
+        let n = status
+            .budgets
+            .iter()
+            .filter(|b| b.status.level == level)
+            .count();
+        u64::try_from(n).unwrap_or(u64::MAX)
+    };
+    let budgets = BudgetsSummaryBody {
+        count: u64::try_from(status.budgets.len()).unwrap_or(u64::MAX),
+        over: at(Level::Over),
+        warning: at(Level::Warning),
+    };
     let m = JsonMoney;
     Ok(AppJson(OverviewBody {
+        budgets,
         bank_balance: m(o.bank_balance),
         card_debt: m(o.card_debt),
         open_bills_total: m(o.open_bills_total),

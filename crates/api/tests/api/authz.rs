@@ -71,7 +71,12 @@ fn operations() -> Vec<Operation> {
                 .filter(|p| p["in"] == "query" && p["required"] == true)
                 .map(|p| {
                     let name = p["name"].as_str().unwrap_or_default();
+                    // Reports of whole months take months.
+                    let months =
+                        ["/v1/reports/spending", "/v1/reports/cashflow"].contains(&path.as_str());
                     let value = match name {
+                        "from" if months => "2026-11",
+                        "to" if months => "2026-11",
                         "from" => "2026-11-01",
                         "to" => "2026-11-30",
                         other => panic!(
@@ -114,6 +119,7 @@ impl Ids {
         Ids {
             by_resource: vec![
                 ("accounts", "id", vec![ZERO_ID.into()]),
+                ("budgets", "id", vec![ZERO_ID.into()]),
                 ("cards", "id", vec![ZERO_ID.into()]),
                 ("categories", "id", vec![ZERO_ID.into()]),
                 ("tags", "id", vec![ZERO_ID.into()]),
@@ -193,6 +199,7 @@ fn body_of(op: &Operation, path: &str) -> Option<Value> {
         return None;
     }
     Some(match (op.method.as_str(), op.path.as_str()) {
+        ("PATCH", "/v1/budgets/{id}") => json!({"amount": 1}),
         ("PATCH", "/v1/accounts/{id}")
         | ("PATCH", "/v1/categories/{id}")
         | ("PATCH", "/v1/tags/{id}") => {
@@ -350,6 +357,14 @@ async fn others_things(app: &TestApp, key: &str) -> Ids {
         .as_str()
         .unwrap()
         .to_owned();
+    let budget = post(
+        "/v1/budgets",
+        json!({"category_id": category, "amount": 100, "starts_on": "2026-01"}),
+    )
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let png = fixture("receipt.png");
     let content_type = format!("multipart/form-data; boundary={BOUNDARY}");
     let upload = put(
@@ -364,6 +379,7 @@ async fn others_things(app: &TestApp, key: &str) -> Ids {
     Ids {
         by_resource: vec![
             ("accounts", "id", vec![bank.clone(), card.clone()]),
+            ("budgets", "id", vec![budget]),
             ("cards", "id", vec![card.clone()]),
             ("categories", "id", vec![category]),
             ("tags", "id", vec![tag]),

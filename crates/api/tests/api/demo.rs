@@ -128,4 +128,34 @@ async fn bill_paid(app: &TestApp, bill: &Value) -> Money {
     paid
 }
 
-on_both_backends!(paid_bills_are_the_bills_the_api_computes);
+/// `cofre demo-data` gives the user a dozen budgets, set near what their
+/// categories spend, so the budgets status shows more than one level.
+async fn demo_user_has_a_dozen_budgets(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let now = NOW.parse().expect("NOW");
+    let today: jiff::civil::Date = TODAY.parse().expect("TODAY");
+    let summary = demo::fill(
+        app.store.as_ref(),
+        app.user,
+        &Profile::Small.spec(),
+        DEFAULT_SEED,
+        now,
+        today,
+    )
+    .await
+    .expect("demo data");
+    assert_eq!(summary.budgets, 12);
+    let listed = app.get("/v1/budgets").await;
+    assert_eq!(listed.ok(200)["data"].as_array().unwrap().len(), 12);
+    let status = app.get("/v1/budgets/status?month=2026-10").await;
+    let rows = status.ok(200)["budgets"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 12);
+    let levels: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert!(levels.len() >= 2, "{levels:?}");
+}
+
+on_both_backends!(
+    paid_bills_are_the_bills_the_api_computes,
+    demo_user_has_a_dozen_budgets,
+);

@@ -22,8 +22,8 @@ use crate::support::{Backend, TODAY, TestApp};
 
 /// The current month with the pinned clock, and `next_bills`' horizon
 /// (today + 30 days).
-const MONTH_FROM: &str = "2026-11-01";
-const MONTH_TO: &str = "2026-11-30";
+pub(crate) const MONTH_FROM: &str = "2026-11-01";
+pub(crate) const MONTH_TO: &str = "2026-11-30";
 const NEXT_BILLS_TO: &str = "2026-12-22";
 /// Everything the generated user holds lies between these days.
 const HISTORY_FROM: &str = "2025-01-01";
@@ -34,7 +34,7 @@ const HISTORY_TO: &str = "2029-12-31";
 /// Parses a JSON body keeping every number as a string of its exact digits
 /// (`"amount": 12.30` becomes `"amount": "12.30"`), so that amounts are
 /// never read through f64.
-fn exact_json(text: &str) -> Value {
+pub(crate) fn exact_json(text: &str) -> Value {
     let mut out = String::with_capacity(text.len() + text.len() / 4);
     let mut chars = text.chars().peekable();
     let (mut in_string, mut escaped) = (false, false);
@@ -73,7 +73,7 @@ fn exact_json(text: &str) -> Value {
 /// Integer cents of an exact amount (`"-1234.5"` -> -123450); at most two
 /// decimals.
 #[track_caller]
-fn cents(value: &Value) -> i64 {
+pub(crate) fn cents(value: &Value) -> i64 {
     let text = value
         .as_str()
         .unwrap_or_else(|| panic!("not an exact amount: {value}"));
@@ -95,7 +95,7 @@ fn cents(value: &Value) -> i64 {
 }
 
 /// A request amount from cents (the shortest decimal of `cents / 100`).
-fn money(cents: i64) -> Value {
+pub(crate) fn money(cents: i64) -> Value {
     json!(cents as f64 / 100.0)
 }
 
@@ -133,13 +133,13 @@ fn helpers_read_and_write_money_exactly() {
 
 // ------------------------------------------------------------ HTTP helpers
 
-fn date(text: &str) -> Date {
+pub(crate) fn date(text: &str) -> Date {
     text.parse().expect("date")
 }
 
 /// `[from, to]` cut into windows the list endpoints take (to - from <=
 /// 365 days).
-fn windows(from: &str, to: &str) -> Vec<(Date, Date)> {
+pub(crate) fn windows(from: &str, to: &str) -> Vec<(Date, Date)> {
     let (mut start, end) = (date(from), date(to));
     let mut out = Vec::new();
     while start <= end {
@@ -151,18 +151,18 @@ fn windows(from: &str, to: &str) -> Vec<(Date, Date)> {
 }
 
 /// A 200 body, read exactly.
-async fn get_exact(app: &TestApp, path: &str) -> Value {
+pub(crate) async fn get_exact(app: &TestApp, path: &str) -> Value {
     let response = app.get(path).await;
     assert_eq!(response.status, 200, "{path}: {}", response.text);
     exact_json(&response.text)
 }
 
-async fn overview(app: &TestApp) -> Value {
+pub(crate) async fn overview(app: &TestApp) -> Value {
     get_exact(app, "/v1/overview").await
 }
 
 /// Every entry of a transaction list query, page by page, read exactly.
-async fn list(app: &TestApp, query: &str, limit: usize) -> Vec<Value> {
+pub(crate) async fn list(app: &TestApp, query: &str, limit: usize) -> Vec<Value> {
     let mut rows = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..10_000 {
@@ -209,7 +209,7 @@ async fn bills(app: &TestApp, card: &str) -> Vec<Value> {
     out
 }
 
-fn text<'a>(value: &'a Value, field: &str) -> &'a str {
+pub(crate) fn text<'a>(value: &'a Value, field: &str) -> &'a str {
     value[field]
         .as_str()
         .unwrap_or_else(|| panic!("{field} in {value}"))
@@ -628,16 +628,16 @@ impl Rng {
     }
 }
 
-struct Generated {
-    app: TestApp,
-    cards: Vec<(String, Option<String>)>,
-    corrente: String,
-    excluida: String,
-    antiga: String,
-    velho: String,
+pub(crate) struct Generated {
+    pub(crate) app: TestApp,
+    pub(crate) cards: Vec<(String, Option<String>)>,
+    pub(crate) corrente: String,
+    pub(crate) excluida: String,
+    pub(crate) antiga: String,
+    pub(crate) velho: String,
 }
 
-async fn generated_user(backend: Backend) -> Generated {
+pub(crate) async fn generated_user(backend: Backend) -> Generated {
     let config = ApiConfig {
         rate_limit_per_minute: 0,
         rate_limit_per_day: 0,
@@ -882,7 +882,7 @@ async fn generated_user(backend: Backend) -> Generated {
 /// amount, or not at all, in turn; the bills due this month stay unpaid
 /// (overdue) except one part payment; one payment ahead of an open bill is
 /// dated in the future.
-async fn pay_bills(g: &Generated) {
+pub(crate) async fn pay_bills(g: &Generated) {
     let app = &g.app;
     let mut turn = 0;
     for (card, pay_from) in &g.cards {
@@ -1024,6 +1024,7 @@ async fn empty_user_has_a_zero_overview(backend: Backend) {
         keys,
         [
             "bank_balance",
+            "budgets",
             "card_debt",
             "month",
             "net_worth",
@@ -1035,6 +1036,10 @@ async fn empty_user_has_a_zero_overview(backend: Backend) {
     // Two decimals on every amount.
     assert_eq!(o["bank_balance"], "0.00");
     assert_eq!(o["saldo_previsto"]["committed_out"]["bills"], "0.00");
+    assert_eq!(
+        o["budgets"],
+        json!({"count": "0", "over": "0", "warning": "0"})
+    );
     assert_eq!(figures_of(&o), zero());
     assert_explain(&o);
     assert_eq!(

@@ -108,7 +108,7 @@ pub enum View {
 }
 
 impl View {
-    fn parse(text: &str) -> Option<View> {
+    pub(in crate::routes) fn parse(text: &str) -> Option<View> {
         match text {
             "cashflow" => Some(View::Cashflow),
             "ledger" => Some(View::Ledger),
@@ -117,7 +117,7 @@ impl View {
     }
 }
 
-fn id_list<T>(
+pub(in crate::routes) fn id_list<T>(
     errors: &mut FieldErrors,
     field: &str,
     value: Option<&str>,

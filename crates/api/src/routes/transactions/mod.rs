@@ -21,7 +21,7 @@ use crate::extract::uuid_field;
 
 pub(super) use bodies::TransactionBody;
 pub(super) use edit::UpdateTransaction;
-pub(super) use list::{ListQuery, ParsedList, resolve_filter};
+pub(super) use list::{ListQuery, ParsedList, View, id_list, resolve_filter};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -48,7 +48,7 @@ pub(super) fn entry_id(text: &str) -> ApiResult<EntryId> {
         .ok_or_else(|| ApiError::field("id", "must be a transaction UUID or a projection handle"))
 }
 
-pub(super) fn flag(
+pub(in crate::routes) fn flag(
     errors: &mut FieldErrors,
     field: &str,
     value: Option<&str>,
