@@ -13,7 +13,7 @@ use cofre_domain::category::with_descendants;
 use cofre_domain::projection::Handle;
 use cofre_domain::report::{DayChange, Point, balance_series};
 use cofre_domain::transaction::{EntryId, Transaction, TransactionFilter, TxStatus, TxType};
-use cofre_domain::view::{bills_page, projected_page};
+use cofre_domain::view::{bills_page, projected_entries};
 use cofre_domain::{AccountId, CategoryId, TagId, UserId};
 use cofre_store::{EntryTotal, Store, TotalsBy};
 
@@ -156,11 +156,7 @@ pub async fn items(
         })
         .map(Item::from)
         .collect();
-    let projected = projected_page(&sources, &filter, None, MAX_PROJECTED);
-    if projected.len() > MAX_PROJECTED {
-        return Err(too_many());
-    }
-    let mut entries = projected;
+    let mut entries = projected_entries(&sources, &filter, MAX_PROJECTED).ok_or_else(too_many)?;
     if scope.cashflow {
         let bills = cards::cashflow_bills(store, user, filter.from, filter.to, today).await?;
         entries.extend(bills_page(&sources, &filter, None, bills));
@@ -319,10 +315,7 @@ pub async fn balances(
         }
         let filter = TransactionFilter::window(start, last);
         let sources = store.view_sources(user, start, last).await?;
-        let projected = projected_page(&sources, &filter, None, MAX_PROJECTED);
-        if projected.len() > MAX_PROJECTED {
-            return Err(too_many());
-        }
+        let projected = projected_entries(&sources, &filter, MAX_PROJECTED).ok_or_else(too_many)?;
         for entry in &projected {
             let cents = entry.state.amount.cents();
             let signed = match entry.state.tx_type {

@@ -242,15 +242,16 @@ fn order_key(entry: &Transaction) -> (std::cmp::Reverse<Date>, String) {
     (std::cmp::Reverse(entry.state.date), entry.id.to_string())
 }
 
-/// Up to `limit + 1` projected entries after the cursor, in list order.
-pub fn projected_page(
+/// Walks the projected entries the filter keeps, newest first per
+/// source, each source stopping after `wanted` kept entries; `keep`
+/// decides (the cursor) and takes each.
+fn walk_projected(
     sources: &ViewSources,
     filter: &TransactionFilter,
-    position: Option<&PagePosition>,
-    limit: usize,
-) -> Vec<Transaction> {
-    let upper = position.map_or(filter.to, |p| p.date.min(filter.to));
-    let mut found: Vec<((std::cmp::Reverse<Date>, String), Transaction)> = Vec::new();
+    upper: Date,
+    wanted: usize,
+    mut keep: impl FnMut(Transaction) -> bool,
+) {
     let mut take = |entry: Transaction, taken: &mut usize| {
         let Some(info) = sources.accounts.get(&entry.account_id) else {
             return;
@@ -258,13 +259,10 @@ pub fn projected_page(
         if filter.cashflow && info.card.is_some() {
             return;
         }
-        let key = order_key(&entry);
-        if after(entry.state.date, &key.1, position) && matches(filter, &entry, info.sub_type) {
-            found.push((key, entry));
+        if matches(filter, &entry, info.sub_type) && keep(entry) {
             *taken += 1;
         }
     };
-    let wanted = limit + 1;
     for rule in &sources.rules {
         if filter
             .account_ids
@@ -313,9 +311,45 @@ pub fn projected_page(
             }
         }
     }
+}
+
+/// Up to `limit + 1` projected entries after the cursor, in list order.
+pub fn projected_page(
+    sources: &ViewSources,
+    filter: &TransactionFilter,
+    position: Option<&PagePosition>,
+    limit: usize,
+) -> Vec<Transaction> {
+    let upper = position.map_or(filter.to, |p| p.date.min(filter.to));
+    let mut found: Vec<((std::cmp::Reverse<Date>, String), Transaction)> = Vec::new();
+    let wanted = limit + 1;
+    walk_projected(sources, filter, upper, wanted, |entry| {
+        let key = order_key(&entry);
+        let kept = after(entry.state.date, &key.1, position);
+        if kept {
+            found.push((key, entry));
+        }
+        kept
+    });
     found.sort_by(|a, b| a.0.cmp(&b.0));
     found.truncate(wanted);
     found.into_iter().map(|(_, e)| e).collect()
+}
+
+/// Every projected entry the filter keeps in its window, in no order, for
+/// sums; none when there are more than `limit` (the caller refuses the
+/// window rather than sum part of it).
+pub fn projected_entries(
+    sources: &ViewSources,
+    filter: &TransactionFilter,
+    limit: usize,
+) -> Option<Vec<Transaction>> {
+    let mut found = Vec::new();
+    walk_projected(sources, filter, filter.to, limit + 1, |entry| {
+        found.push(entry);
+        true
+    });
+    (found.len() <= limit).then_some(found)
 }
 
 /// The bill entries of the cashflow view that a page may show: those the

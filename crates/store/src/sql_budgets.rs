@@ -134,6 +134,57 @@ fn parse_type(text: &str) -> StoreResult<TxType> {
     TxType::parse(text).ok_or_else(|| corrupt("type", text))
 }
 
+/// One summed group as the aggregate in `entry_totals_of` writes it:
+/// account, month, category ('' for none), tag, type, status, transfer
+/// (0 or 1), cents. Borrowed from the JSON text: ids, months and codes
+/// hold no escapes.
+#[derive(serde::Deserialize)]
+struct RawTotal<'a>(
+    &'a str,
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    &'a str,
+    &'a str,
+    i64,
+    i64,
+);
+
+impl RawTotal<'_> {
+    fn decode(self) -> StoreResult<EntryTotal> {
+        let RawTotal(account, month, category, tag, tx_type, status, transfer, cents) = self;
+        Ok(EntryTotal {
+            account_id: AccountId(parse_uuid("account_id", account)?),
+            month: parse_month("month", month)?,
+            category_id: (!category.is_empty())
+                .then(|| parse_uuid("category_id", category).map(CategoryId))
+                .transpose()?,
+            tag_id: tag
+                .map(|t| parse_uuid("tag_id", t).map(TagId))
+                .transpose()?,
+            tx_type: parse_type(tx_type)?,
+            status: TxStatus::parse(status).ok_or_else(|| corrupt("status", status))?,
+            transfer: transfer != 0,
+            amount: Money::from_cents(cents),
+        })
+    }
+}
+
+/// Per-account day amounts from a JSON array of `[account, date, cents]`.
+fn decode_days(text: &str) -> StoreResult<Vec<DayAmount>> {
+    let raw: Vec<(&str, &str, i64)> = serde_json::from_str(text)
+        .map_err(|e| StoreError::Corrupt(format!("day amounts: {e}")))?;
+    raw.into_iter()
+        .map(|(account, date, cents)| {
+            Ok(DayAmount {
+                account_id: AccountId(parse_uuid("account_id", account)?),
+                date: parse_day("date", date)?,
+                cents,
+            })
+        })
+        .collect()
+}
+
 impl SqlStore {
     async fn list_budgets_of(&self, user: UserId) -> StoreResult<Vec<Budget>> {
         let mut conn = self.pool.acquire().await?;
@@ -207,32 +258,41 @@ impl SqlStore {
     ) -> StoreResult<Vec<EntryTotal>> {
         let mut conn = self.pool.acquire().await?;
         let (first, last) = (from.key(), to.key());
-        let mut query = match by {
+        // Each query's rows come back as one JSON array, as pages and card
+        // days do: handing hundreds of rows over one by one cost most of
+        // a report.
+        let columns = "account_id, month, category_id, tag_id, type, status, transfer, cents";
+        let mut query = QueryBuilder::<Db>::new(format!(
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({columns})), '[]') AS TEXT) FROM ("
+        ));
+        match by {
             // Summed by triggers (migration 0010): a few rows per account,
             // month and category, however many rows the months hold.
             TotalsBy::Category => {
-                let mut q = QueryBuilder::<Db>::new(
-                    "SELECT m.account_id, m.month, m.category_id, NULL AS tag_id, m.type, \
-                     m.status, m.transfer, m.cents FROM category_month_totals m \
-                     JOIN accounts a ON a.id = m.account_id WHERE a.user_id = ",
-                );
-                q.push_bind(user.to_string())
+                query
+                    .push(
+                        "SELECT m.account_id, m.month, m.category_id, NULL AS tag_id, m.type, \
+                         m.status, CAST(m.transfer AS INTEGER) AS transfer, m.cents \
+                         FROM category_month_totals m \
+                         JOIN accounts a ON a.id = m.account_id WHERE a.user_id = ",
+                    )
+                    .push_bind(user.to_string())
                     .push(" AND m.month >= ")
                     .push_bind(first)
                     .push(" AND m.month <= ")
                     .push_bind(last)
                     .push(" AND m.cents <> 0");
-                q
             }
             // Tags live on rows, not in the totals: the rows of the months
             // are summed here, one group per tag a row carries.
             TotalsBy::Tag | TotalsBy::WithTags(_) => {
                 let per_tag = matches!(by, TotalsBy::Tag);
-                let mut q = QueryBuilder::<Db>::new(format!(
+                query.push(format!(
                     "SELECT t.account_id, substr(t.date, 1, 7) AS month, \
                      COALESCE(t.category_id, '') AS category_id, {} AS tag_id, t.type, t.status, \
-                     t.transfer_group_id IS NOT NULL AS transfer, CAST(SUM(t.amount_cents) AS BIGINT) AS cents \
-                     FROM transactions t {} WHERE t.user_id = ",
+                     CAST(t.transfer_group_id IS NOT NULL AS INTEGER) AS transfer, \
+                     CAST(SUM(t.amount_cents) AS BIGINT) AS cents FROM transactions t {} \
+                     WHERE t.user_id = ",
                     if per_tag { "tt.tag_id" } else { "NULL" },
                     if per_tag {
                         "LEFT JOIN transaction_tags tt ON tt.transaction_id = t.id"
@@ -240,7 +300,8 @@ impl SqlStore {
                         ""
                     },
                 ));
-                q.push_bind(user.to_string())
+                query
+                    .push_bind(user.to_string())
                     .push(" AND t.date >= ")
                     .push_bind(format_date(from.day(1)))
                     .push(" AND t.date <= ")
@@ -248,63 +309,39 @@ impl SqlStore {
                     .push(" AND t.hide_from_results = ")
                     .push_bind(false);
                 if let TotalsBy::WithTags(tags) = by {
-                    q.push(
+                    query.push(
                         " AND EXISTS (SELECT 1 FROM transaction_tags tt \
                          WHERE tt.transaction_id = t.id",
                     );
-                    push_id_list(&mut q, "tt.tag_id", tags);
-                    q.push(")");
+                    push_id_list(&mut query, "tt.tag_id", tags);
+                    query.push(")");
                 }
-                q.push(
-                    " GROUP BY t.account_id, substr(t.date, 1, 7), COALESCE(t.category_id, ''), \
-                     tag_id, t.type, t.status, t.transfer_group_id IS NOT NULL",
-                );
-                q
+                query.push(format!(
+                    " GROUP BY t.account_id, substr(t.date, 1, 7), COALESCE(t.category_id, ''){}, \
+                     t.type, t.status, t.transfer_group_id IS NOT NULL",
+                    if per_tag { ", tt.tag_id" } else { "" },
+                ));
             }
-        };
-        let rows = query.build().fetch_all(&mut *conn).await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let month: String = row.try_get("month")?;
-            let category: String = row.try_get("category_id")?;
-            let tag: Option<String> = row.try_get("tag_id")?;
-            let (tx_type, status): (String, String) = (row.try_get("type")?, row.try_get("status")?);
-            out.push(EntryTotal {
-                account_id: AccountId(get_uuid(row, "account_id")?),
-                month: parse_month("month", &month)?,
-                category_id: (!category.is_empty())
-                    .then(|| parse_uuid("category_id", &category).map(CategoryId))
-                    .transpose()?,
-                tag_id: parse_opt_uuid("tag_id", tag)?.map(TagId),
-                tx_type: parse_type(&tx_type)?,
-                status: TxStatus::parse(&status).ok_or_else(|| corrupt("status", &status))?,
-                transfer: row.try_get("transfer")?,
-                amount: Money::from_cents(row.try_get("cents")?),
-            });
         }
-        Ok(out)
+        query.push(") g");
+        let text: String = query.build_query_scalar().fetch_one(&mut *conn).await?;
+        let raw: Vec<RawTotal> = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("entry totals: {e}")))?;
+        raw.into_iter().map(RawTotal::decode).collect()
     }
 
     async fn posted_days_of(&self, user: UserId, after: Date) -> StoreResult<Vec<DayAmount>> {
         let mut conn = self.pool.acquire().await?;
-        let rows = sqlx::query(
-            "SELECT d.account_id, d.date, d.cents FROM day_balances d \
-             JOIN accounts a ON a.id = d.account_id \
-             WHERE a.user_id = $1 AND d.date > $2 AND d.cents <> 0",
-        )
+        let text: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(d.account_id, d.date, d.cents)), '[]') \
+             AS TEXT) FROM day_balances d JOIN accounts a ON a.id = d.account_id \
+             WHERE a.user_id = $1 AND d.date > $2 AND d.cents <> 0"
+        )))
         .bind(user.to_string())
         .bind(format_date(after))
-        .fetch_all(&mut *conn)
+        .fetch_one(&mut *conn)
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(DayAmount {
-                    account_id: AccountId(get_uuid(row, "account_id")?),
-                    date: get_date(row, "date")?,
-                    cents: row.try_get("cents")?,
-                })
-            })
-            .collect()
+        decode_days(&text)
     }
 
     async fn pending_days_of(
@@ -314,25 +351,18 @@ impl SqlStore {
         to: Date,
     ) -> StoreResult<Vec<DayAmount>> {
         let mut conn = self.pool.acquire().await?;
-        let rows = sqlx::query(
-            "SELECT account_id, date, \
-             CAST(SUM(CASE WHEN type = 'CREDIT' THEN amount_cents ELSE -amount_cents END) AS BIGINT) AS cents \
-             FROM transactions WHERE user_id = $1 AND status = 'PENDING' \
-             AND date > $2 AND date <= $3 GROUP BY account_id, date",
-        )
+        let text: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(account_id, date, cents)), '[]') AS TEXT) \
+             FROM (SELECT account_id, date, CAST(SUM(CASE WHEN type = 'CREDIT' THEN amount_cents \
+             ELSE -amount_cents END) AS BIGINT) AS cents FROM transactions \
+             WHERE user_id = $1 AND status = 'PENDING' AND date > $2 AND date <= $3 \
+             GROUP BY account_id, date) g"
+        )))
         .bind(user.to_string())
         .bind(format_date(after))
         .bind(format_date(to))
-        .fetch_all(&mut *conn)
+        .fetch_one(&mut *conn)
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(DayAmount {
-                    account_id: AccountId(get_uuid(row, "account_id")?),
-                    date: get_date(row, "date")?,
-                    cents: row.try_get("cents")?,
-                })
-            })
-            .collect()
+        decode_days(&text)
     }
 }

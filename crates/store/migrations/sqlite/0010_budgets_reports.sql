@@ -21,13 +21,15 @@ CREATE TABLE budget_limits (
     from_month TEXT NOT NULL,
     amount_cents BIGINT NOT NULL,
     CONSTRAINT budget_limits_pk PRIMARY KEY (budget_id, from_month)
-);
+) WITHOUT ROWID;
 
 -- Each account's visible rows summed per calendar month, category ('' for
 -- none), type, status and whether the row is a leg of a transfer or bill
 -- payment: budgets and spending reports read a few hundred of these
 -- instead of every row of their months. Kept by triggers, like
 -- month_totals (0007); totals that fall to zero are kept, readers skip them.
+-- On SQLite the totals tables are WITHOUT ROWID: ordered by their key, a
+-- range of it is read without a lookup per row.
 CREATE TABLE category_month_totals (
     account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
     month TEXT NOT NULL,
@@ -37,7 +39,7 @@ CREATE TABLE category_month_totals (
     transfer BOOLEAN NOT NULL,
     cents BIGINT NOT NULL,
     CONSTRAINT category_month_totals_pk PRIMARY KEY (account_id, month, category_id, type, status, transfer)
-);
+) WITHOUT ROWID;
 
 INSERT INTO category_month_totals (account_id, month, category_id, type, status, transfer, cents)
 SELECT account_id, substr(date, 1, 7), COALESCE(category_id, ''), type, status,
@@ -91,7 +93,7 @@ CREATE TABLE day_balances (
     date TEXT NOT NULL,
     cents BIGINT NOT NULL,
     CONSTRAINT day_balances_pk PRIMARY KEY (account_id, date)
-);
+) WITHOUT ROWID;
 
 INSERT INTO day_balances (account_id, date, cents)
 SELECT account_id, date, SUM(CASE WHEN type = 'CREDIT' THEN amount_cents ELSE -amount_cents END)
