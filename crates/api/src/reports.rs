@@ -38,6 +38,9 @@ pub struct Scope {
     pub tag_ids: Option<Vec<TagId>>,
     /// One item per tag an entry carries (none: one with no tag).
     pub per_tag: bool,
+    /// Items per account; without it stored sums may come summed over
+    /// accounts (`account_id` none).
+    pub per_account: bool,
 }
 
 impl Scope {
@@ -51,6 +54,7 @@ impl Scope {
             category_ids: None,
             tag_ids: None,
             per_tag: false,
+            per_account: false,
         }
     }
 
@@ -90,7 +94,7 @@ fn item_of(entry: &Transaction, tag_id: Option<TagId>) -> Item {
     };
     Item {
         total: EntryTotal {
-            account_id: entry.account_id,
+            account_id: Some(entry.account_id),
             month: BillMonth::of(entry.state.date),
             category_id: entry.state.category_id,
             tag_id,
@@ -124,7 +128,13 @@ pub async fn items(
     let by = match (&scope.tag_ids, scope.per_tag) {
         (_, true) => TotalsBy::Tag,
         (Some(tags), false) => TotalsBy::WithTags(tags.clone()),
-        (None, false) => TotalsBy::Category,
+        (None, false) if scope.per_account => TotalsBy::Category,
+        // The database sums over the accounts and leaves out what the
+        // view and the filter do.
+        (None, false) => TotalsBy::CategoryOverAccounts {
+            only: scope.account_ids.clone(),
+            without_cards: scope.cashflow,
+        },
     };
     let categories: Option<HashSet<CategoryId>> = scope
         .category_ids
@@ -136,15 +146,16 @@ pub async fn items(
         .await?
         .into_iter()
         .filter(|t| {
-            let card = sources
-                .accounts
-                .get(&t.account_id)
-                .is_some_and(|a| a.card.is_some());
-            !(scope.cashflow && card)
-                && scope
-                    .account_ids
-                    .as_ref()
-                    .is_none_or(|ids| ids.contains(&t.account_id))
+            // Sums over accounts were filtered by the database.
+            let account_kept = t.account_id.is_none_or(|id| {
+                let card = sources.accounts.get(&id).is_some_and(|a| a.card.is_some());
+                !(scope.cashflow && card)
+                    && scope
+                        .account_ids
+                        .as_ref()
+                        .is_none_or(|ids| ids.contains(&id))
+            });
+            account_kept
                 && categories
                     .as_ref()
                     .is_none_or(|set| t.category_id.is_some_and(|c| set.contains(&c)))
@@ -300,11 +311,16 @@ pub async fn balances(
             card_debt: if is_card { cents.saturating_neg() } else { 0 },
         })
     };
+    let (cards, banks): (Vec<AccountId>, Vec<AccountId>) = kinds.keys().partition(|id| kinds[*id]);
     let posted: Vec<DayChange> = store
-        .posted_days(user, first)
+        .posted_days(user, first, &banks, &cards)
         .await?
         .into_iter()
-        .filter_map(|d| change(d.account_id, d.date, d.cents))
+        .map(|d| DayChange {
+            date: d.date,
+            bank: d.banks,
+            card_debt: d.cards.saturating_neg(),
+        })
         .collect();
     let mut future = Vec::new();
     if last > today

@@ -288,6 +288,13 @@ pub enum TotalsBy {
     /// Per account, month, category, type, status and transfer leg: from
     /// totals the triggers keep, so the cost does not grow with the rows.
     Category,
+    /// As `Category`, summed over the accounts (`account_id` none): those
+    /// of `only` when set, without the cards when `without_cards`. The
+    /// answer then has as many rows at every size of history.
+    CategoryOverAccounts {
+        only: Option<Vec<AccountId>>,
+        without_cards: bool,
+    },
     /// As `Category`, also per tag: a row with two tags counts under each,
     /// a row without tags under none (`tag_id` null).
     Tag,
@@ -298,7 +305,8 @@ pub enum TotalsBy {
 /// Visible stored rows of one account and month, summed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EntryTotal {
-    pub account_id: AccountId,
+    /// None when summed over accounts ([`TotalsBy::CategoryOverAccounts`]).
+    pub account_id: Option<AccountId>,
     pub month: cofre_domain::card::BillMonth,
     pub category_id: Option<CategoryId>,
     /// Set only for [`TotalsBy::Tag`].
@@ -308,6 +316,15 @@ pub struct EntryTotal {
     /// A leg of a transfer or of a bill payment.
     pub transfer: bool,
     pub amount: Money,
+}
+
+/// What the POSTED rows of one day add to the balances of two groups of
+/// accounts (CREDIT adds, DEBIT subtracts), in cents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PostedDay {
+    pub date: Date,
+    pub banks: i64,
+    pub cards: i64,
 }
 
 /// What one account's rows of one day add to its balance (CREDIT adds,
@@ -593,9 +610,17 @@ pub trait Store: Send + Sync + 'static {
         to: cofre_domain::card::BillMonth,
         by: &TotalsBy,
     ) -> StoreResult<Vec<EntryTotal>>;
-    /// What the POSTED rows of each account add to its balance per day,
-    /// for the days after `after` (days that add nothing left out).
-    async fn posted_days(&self, user: UserId, after: Date) -> StoreResult<Vec<DayAmount>>;
+    /// What the POSTED rows of the user's accounts `banks` and `cards` add
+    /// to their balances per day, summed over each group, for the days
+    /// after `after` (days that add nothing left out): at most one row a
+    /// day however many accounts there are.
+    async fn posted_days(
+        &self,
+        user: UserId,
+        after: Date,
+        banks: &[AccountId],
+        cards: &[AccountId],
+    ) -> StoreResult<Vec<PostedDay>>;
     /// The same for PENDING rows (hidden ones too) dated in `(after, to]`.
     async fn pending_days(
         &self,

@@ -5,7 +5,7 @@
 use cofre_domain::budget::{Budget, LimitChange, MAX_BUDGETS_PER_USER};
 use cofre_domain::BudgetId;
 
-use crate::{BudgetOp, DayAmount, EntryTotal, TotalsBy};
+use crate::{BudgetOp, DayAmount, EntryTotal, PostedDay, TotalsBy};
 
 const BUDGET_COLUMNS: &str = "b.id, b.category_id, b.include_subcategories, b.rollover, \
      b.starts_on, b.ends_on, b.created_at";
@@ -135,12 +135,12 @@ fn parse_type(text: &str) -> StoreResult<TxType> {
 }
 
 /// One summed group as the aggregate in `entry_totals_of` writes it:
-/// account, month, category ('' for none), tag, type, status, transfer
+/// account (none when summed over accounts), month, category ('' for none), tag, type, status, transfer
 /// (0 or 1), cents. Borrowed from the JSON text: ids, months and codes
 /// hold no escapes.
 #[derive(serde::Deserialize)]
 struct RawTotal<'a>(
-    &'a str,
+    Option<&'a str>,
     &'a str,
     &'a str,
     Option<&'a str>,
@@ -154,7 +154,9 @@ impl RawTotal<'_> {
     fn decode(self) -> StoreResult<EntryTotal> {
         let RawTotal(account, month, category, tag, tx_type, status, transfer, cents) = self;
         Ok(EntryTotal {
-            account_id: AccountId(parse_uuid("account_id", account)?),
+            account_id: account
+                .map(|a| parse_uuid("account_id", a).map(AccountId))
+                .transpose()?,
             month: parse_month("month", month)?,
             category_id: (!category.is_empty())
                 .then(|| parse_uuid("category_id", category).map(CategoryId))
@@ -283,6 +285,31 @@ impl SqlStore {
                     .push_bind(last)
                     .push(" AND m.cents <> 0");
             }
+            TotalsBy::CategoryOverAccounts {
+                only,
+                without_cards,
+            } => {
+                query
+                    .push(
+                        "SELECT NULL AS account_id, m.month, m.category_id, NULL AS tag_id, \
+                         m.type, m.status, CAST(m.transfer AS INTEGER) AS transfer, \
+                         CAST(SUM(m.cents) AS BIGINT) AS cents FROM category_month_totals m \
+                         JOIN accounts a ON a.id = m.account_id WHERE a.user_id = ",
+                    )
+                    .push_bind(user.to_string())
+                    .push(" AND m.month >= ")
+                    .push_bind(first)
+                    .push(" AND m.month <= ")
+                    .push_bind(last)
+                    .push(" AND m.cents <> 0");
+                if *without_cards {
+                    query.push(" AND a.type <> 'CREDIT'");
+                }
+                if let Some(ids) = only {
+                    push_id_list(&mut query, "m.account_id", ids);
+                }
+                query.push(" GROUP BY m.month, m.category_id, m.type, m.status, m.transfer");
+            }
             // Tags live on rows, not in the totals: the rows of the months
             // are summed here, one group per tag a row carries.
             TotalsBy::Tag | TotalsBy::WithTags(_) => {
@@ -330,18 +357,46 @@ impl SqlStore {
         raw.into_iter().map(RawTotal::decode).collect()
     }
 
-    async fn posted_days_of(&self, user: UserId, after: Date) -> StoreResult<Vec<DayAmount>> {
+    async fn posted_days_of(
+        &self,
+        user: UserId,
+        after: Date,
+        banks: &[AccountId],
+        cards: &[AccountId],
+    ) -> StoreResult<Vec<PostedDay>> {
+        if banks.is_empty() && cards.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut conn = self.pool.acquire().await?;
-        let text: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(d.account_id, d.date, d.cents)), '[]') \
-             AS TEXT) FROM day_balances d JOIN accounts a ON a.id = d.account_id \
-             WHERE a.user_id = $1 AND d.date > $2 AND d.cents <> 0"
-        )))
-        .bind(user.to_string())
-        .bind(format_date(after))
-        .fetch_one(&mut *conn)
-        .await?;
-        decode_days(&text)
+        // Summed per day over each group in the database: one row a day,
+        // however many accounts.
+        let mut query = QueryBuilder::<Db>::new(format!(
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(date, banks, cards)), '[]') AS TEXT) \
+             FROM (SELECT d.date, CAST(SUM(CASE WHEN a.type = 'CREDIT' THEN 0 ELSE d.cents END) \
+             AS BIGINT) AS banks, CAST(SUM(CASE WHEN a.type = 'CREDIT' THEN d.cents ELSE 0 END) \
+             AS BIGINT) AS cards FROM day_balances d JOIN accounts a ON a.id = d.account_id \
+             WHERE a.user_id = "
+        ));
+        query
+            .push_bind(user.to_string())
+            .push(" AND d.date > ")
+            .push_bind(format_date(after))
+            .push(" AND d.cents <> 0");
+        let ids: Vec<&AccountId> = banks.iter().chain(cards).collect();
+        push_id_list(&mut query, "d.account_id", &ids);
+        query.push(" GROUP BY d.date) g");
+        let text: String = query.build_query_scalar().fetch_one(&mut *conn).await?;
+        let raw: Vec<(&str, i64, i64)> = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("posted days: {e}")))?;
+        raw.into_iter()
+            .map(|(date, banks, cards)| {
+                Ok(PostedDay {
+                    date: parse_day("date", date)?,
+                    banks,
+                    cards,
+                })
+            })
+            .collect()
     }
 
     async fn pending_days_of(

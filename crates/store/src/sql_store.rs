@@ -679,8 +679,14 @@ impl Store for SqlStore {
         self.entry_totals_of(user, from, to, by).await
     }
 
-    async fn posted_days(&self, user: UserId, after: Date) -> StoreResult<Vec<crate::DayAmount>> {
-        self.posted_days_of(user, after).await
+    async fn posted_days(
+        &self,
+        user: UserId,
+        after: Date,
+        banks: &[AccountId],
+        cards: &[AccountId],
+    ) -> StoreResult<Vec<crate::PostedDay>> {
+        self.posted_days_of(user, after, banks, cards).await
     }
 
     async fn pending_days(

@@ -102,10 +102,10 @@ pub struct CreateBudget {
     /// Default `false`.
     rollover: Option<bool>,
     /// `YYYY-MM`; default the current month.
-    #[schema(pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[schema(pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     starts_on: Option<String>,
     /// `YYYY-MM`, inclusive; default no end.
-    #[schema(pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[schema(pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     ends_on: Option<String>,
 }
 
@@ -179,16 +179,16 @@ pub struct UpdateBudget {
     #[schema(value_type = Option<Amount>)]
     amount: Option<JsonMoney>,
     /// `YYYY-MM`, a month the budget covers; needs `amount`.
-    #[schema(pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[schema(pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     from_month: Option<String>,
     include_subcategories: Option<bool>,
     rollover: Option<bool>,
     /// `YYYY-MM`
-    #[schema(pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[schema(pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     starts_on: Option<String>,
     /// `YYYY-MM`, inclusive; `null`: no end.
     #[serde(default, deserialize_with = "patch")]
-    #[schema(value_type = Option<String>, pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[schema(value_type = Option<String>, pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     ends_on: cofre_domain::account::Patch<String>,
 }
 
@@ -285,7 +285,7 @@ impl Serialize for JsonPercent {
 #[into_params(parameter_in = Query)]
 pub struct StatusQuery {
     /// `YYYY-MM`; default the current month in `COFRE_TIMEZONE`.
-    #[param(value_type = Option<String>, pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[param(value_type = Option<String>, pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     month: Option<String>,
 }
 

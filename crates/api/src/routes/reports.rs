@@ -58,10 +58,10 @@ fn month_window(
 #[into_params(parameter_in = Query)]
 pub struct SpendingQuery {
     /// First month, `YYYY-MM` (required).
-    #[param(required = true, value_type = String, pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[param(required = true, value_type = String, pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     from: Option<String>,
     /// Last month, `YYYY-MM` (required); at most 36 months in all.
-    #[param(required = true, value_type = String, pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[param(required = true, value_type = String, pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     to: Option<String>,
     /// `category` (default), `tag` or `account`.
     #[param(value_type = Option<String>, pattern = "^(category|tag|account)$")]
@@ -229,6 +229,7 @@ async fn spending_report(
         category_ids,
         tag_ids,
         per_tag: group_by == GroupBy::Tag,
+        per_account: group_by == GroupBy::Account,
         ..Scope::months(from, to, view == View::Cashflow)
     };
     let today = state.clock.today();
@@ -244,7 +245,7 @@ async fn spending_report(
                     .0
             }),
             GroupBy::Tag => item.tag_id.map(|t| t.0),
-            GroupBy::Account => Some(item.account_id.0),
+            GroupBy::Account => item.account_id.map(|a| a.0),
         };
         table.add(item.month, key, item.tx_type, item.amount);
         if group_by != GroupBy::Tag || item.tag_id.is_none() {
@@ -319,10 +320,10 @@ fn month_flows(totals: &BTreeMap<BillMonth, cofre_domain::report::Flow>) -> Vec<
 #[into_params(parameter_in = Query)]
 pub struct CashflowQuery {
     /// First month, `YYYY-MM` (required).
-    #[param(required = true, value_type = String, pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[param(required = true, value_type = String, pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     from: Option<String>,
     /// Last month, `YYYY-MM` (required); at most 36 months in all.
-    #[param(required = true, value_type = String, pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
+    #[param(required = true, value_type = String, pattern = "^(19|20|21)[0-9]{2}-(0[1-9]|1[0-2])$")]
     to: Option<String>,
 }
 
@@ -381,9 +382,13 @@ async fn cashflow_report(
         .map(|view| view.account.id)
         .collect();
     let mut table = FlowTable::default();
-    for item in items(store, user, &Scope::months(from, to, true), today).await? {
+    let scope = Scope {
+        per_account: true,
+        ..Scope::months(from, to, true)
+    };
+    for item in items(store, user, &scope, today).await? {
         // A bill is its card's money: it counts when the card counts too.
-        if counted.contains(&item.total.account_id)
+        if item.total.account_id.is_some_and(|a| counted.contains(&a))
             && item.bill_of.is_none_or(|card| counted.contains(&card))
         {
             let t = item.total;
