@@ -128,10 +128,10 @@ pub async fn items(
     let by = match (&scope.tag_ids, scope.per_tag) {
         (_, true) => TotalsBy::Tag,
         (Some(tags), false) => TotalsBy::WithTags(tags.clone()),
-        (None, false) if scope.per_account => TotalsBy::Category,
-        // The database sums over the accounts and leaves out what the
-        // view and the filter do.
-        (None, false) => TotalsBy::CategoryOverAccounts {
+        // The database leaves out what the view and the filter do, and
+        // sums over the accounts unless they are asked for.
+        (None, false) => TotalsBy::Category {
+            over_accounts: !scope.per_account,
             only: scope.account_ids.clone(),
             without_cards: scope.cashflow,
         },

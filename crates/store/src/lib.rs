@@ -285,27 +285,29 @@ pub type BudgetOp = Box<dyn FnOnce(&Budget) -> Result<Budget, DomainError> + Sen
 /// Which stored rows [`Store::entry_totals`] sums, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TotalsBy {
-    /// Per account, month, category, type, status and transfer leg: from
-    /// totals the triggers keep, so the cost does not grow with the rows.
-    Category,
-    /// As `Category`, summed over the accounts (`account_id` none): those
-    /// of `only` when set, without the cards when `without_cards`. The
-    /// answer then has as many rows at every size of history.
-    CategoryOverAccounts {
+    /// Per month, category, type, status and transfer leg, from totals the
+    /// triggers keep, so the cost does not grow with the rows: of the
+    /// accounts in `only` (all when none), cards left out with
+    /// `without_cards`; per account, or summed over them (`account_id`
+    /// none) with `over_accounts`, which returns as many rows at every
+    /// size of history.
+    Category {
+        over_accounts: bool,
         only: Option<Vec<AccountId>>,
         without_cards: bool,
     },
-    /// As `Category`, also per tag: a row with two tags counts under each,
+    /// Per account, month, category, type, status, transfer leg and tag,
+    /// summed from the rows (tags live on rows): a row with two tags counts under each,
     /// a row without tags under none (`tag_id` null).
     Tag,
-    /// As `Category`, only rows that carry one of these tags.
+    /// As `Tag` without the tag, only rows that carry one of these tags.
     WithTags(Vec<TagId>),
 }
 
 /// Visible stored rows of one account and month, summed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EntryTotal {
-    /// None when summed over accounts ([`TotalsBy::CategoryOverAccounts`]).
+    /// None when summed over accounts ([`TotalsBy::Category`]).
     pub account_id: Option<AccountId>,
     pub month: cofre_domain::card::BillMonth,
     pub category_id: Option<CategoryId>,

@@ -270,32 +270,23 @@ impl SqlStore {
         match by {
             // Summed by triggers (migration 0010): a few rows per account,
             // month and category, however many rows the months hold.
-            TotalsBy::Category => {
-                query
-                    .push(
-                        "SELECT m.account_id, m.month, m.category_id, NULL AS tag_id, m.type, \
-                         m.status, CAST(m.transfer AS INTEGER) AS transfer, m.cents \
-                         FROM category_month_totals m \
-                         JOIN accounts a ON a.id = m.account_id WHERE a.user_id = ",
-                    )
-                    .push_bind(user.to_string())
-                    .push(" AND m.month >= ")
-                    .push_bind(first)
-                    .push(" AND m.month <= ")
-                    .push_bind(last)
-                    .push(" AND m.cents <> 0");
-            }
-            TotalsBy::CategoryOverAccounts {
+            TotalsBy::Category {
+                over_accounts,
                 only,
                 without_cards,
             } => {
+                let (account, cents) = if *over_accounts {
+                    ("NULL", "CAST(SUM(m.cents) AS BIGINT)")
+                } else {
+                    ("m.account_id", "m.cents")
+                };
                 query
-                    .push(
-                        "SELECT NULL AS account_id, m.month, m.category_id, NULL AS tag_id, \
+                    .push(format!(
+                        "SELECT {account} AS account_id, m.month, m.category_id, NULL AS tag_id, \
                          m.type, m.status, CAST(m.transfer AS INTEGER) AS transfer, \
-                         CAST(SUM(m.cents) AS BIGINT) AS cents FROM category_month_totals m \
-                         JOIN accounts a ON a.id = m.account_id WHERE a.user_id = ",
-                    )
+                         {cents} AS cents FROM category_month_totals m \
+                         JOIN accounts a ON a.id = m.account_id WHERE a.user_id = "
+                    ))
                     .push_bind(user.to_string())
                     .push(" AND m.month >= ")
                     .push_bind(first)
@@ -308,7 +299,9 @@ impl SqlStore {
                 if let Some(ids) = only {
                     push_id_list(&mut query, "m.account_id", ids);
                 }
-                query.push(" GROUP BY m.month, m.category_id, m.type, m.status, m.transfer");
+                if *over_accounts {
+                    query.push(" GROUP BY m.month, m.category_id, m.type, m.status, m.transfer");
+                }
             }
             // Tags live on rows, not in the totals: the rows of the months
             // are summed here, one group per tag a row carries.
