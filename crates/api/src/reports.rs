@@ -13,8 +13,8 @@ use cofre_domain::category::with_descendants;
 use cofre_domain::projection::Handle;
 use cofre_domain::report::{DayChange, Point, balance_series};
 use cofre_domain::transaction::{EntryId, Transaction, TransactionFilter, TxStatus, TxType};
-use cofre_domain::view::{bills_page, projected_entries};
-use cofre_domain::{AccountId, CategoryId, TagId, UserId};
+use cofre_domain::view::{bills_page, each_projected};
+use cofre_domain::{AccountId, CategoryId, Money, TagId, UserId};
 use cofre_store::{EntryTotal, Store, TotalsBy};
 
 use crate::cards;
@@ -167,29 +167,92 @@ pub async fn items(
         })
         .map(Item::from)
         .collect();
-    let mut entries = projected_entries(&sources, &filter, MAX_PROJECTED).ok_or_else(too_many)?;
+    // Projected entries are summed as they are walked, so what a window
+    // holds costs memory per distinct sum, not per entry.
+    let mut sums: HashMap<ItemKey, Money> = HashMap::new();
+    let mut add = |entry: &Transaction| {
+        let mut push = |tag: Option<TagId>| {
+            let item = item_of(entry, tag);
+            let slot = sums.entry(ItemKey::of(&item)).or_default();
+            *slot = Money::from_cents(slot.cents().saturating_add(item.total.amount.cents()));
+        };
+        if !scope.per_tag {
+            push(None);
+            return;
+        }
+        if entry.state.tag_ids.is_empty() && tags.is_none() {
+            push(None);
+        }
+        for tag in &entry.state.tag_ids {
+            if tags.as_ref().is_none_or(|set| set.contains(tag)) {
+                push(Some(*tag));
+            }
+        }
+    };
+    if !each_projected(&sources, &filter, MAX_PROJECTED, &mut add) {
+        return Err(too_many());
+    }
     if scope.cashflow {
         let bills = cards::cashflow_bills(store, user, filter.from, filter.to, today).await?;
-        entries.extend(bills_page(&sources, &filter, None, bills));
+        bills_page(&sources, &filter, None, bills)
+            .iter()
+            .for_each(&mut add);
     }
-    for entry in &entries {
-        if scope.per_tag {
-            let wanted: Vec<TagId> = entry
-                .state
-                .tag_ids
-                .iter()
-                .copied()
-                .filter(|t| tags.as_ref().is_none_or(|set| set.contains(t)))
-                .collect();
-            if entry.state.tag_ids.is_empty() && tags.is_none() {
-                out.push(item_of(entry, None));
-            }
-            out.extend(wanted.into_iter().map(|t| item_of(entry, Some(t))));
-        } else {
-            out.push(item_of(entry, None));
+    out.extend(sums.into_iter().map(|(key, amount)| key.item(amount)));
+    Ok(out)
+}
+
+/// What projected entries are summed by: an item without its amount.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ItemKey {
+    account_id: Option<AccountId>,
+    month: BillMonth,
+    category_id: Option<CategoryId>,
+    tag_id: Option<TagId>,
+    credit: bool,
+    posted: bool,
+    transfer: bool,
+    bill_of: Option<AccountId>,
+}
+
+impl ItemKey {
+    fn of(item: &Item) -> Self {
+        let t = &item.total;
+        ItemKey {
+            account_id: t.account_id,
+            month: t.month,
+            category_id: t.category_id,
+            tag_id: t.tag_id,
+            credit: t.tx_type == TxType::Credit,
+            posted: t.status == TxStatus::Posted,
+            transfer: t.transfer,
+            bill_of: item.bill_of,
         }
     }
-    Ok(out)
+
+    fn item(self, amount: Money) -> Item {
+        Item {
+            total: EntryTotal {
+                account_id: self.account_id,
+                month: self.month,
+                category_id: self.category_id,
+                tag_id: self.tag_id,
+                tx_type: if self.credit {
+                    TxType::Credit
+                } else {
+                    TxType::Debit
+                },
+                status: if self.posted {
+                    TxStatus::Posted
+                } else {
+                    TxStatus::Pending
+                },
+                transfer: self.transfer,
+                amount,
+            },
+            bill_of: self.bill_of,
+        }
+    }
 }
 
 /// A budget with its figures for the month.
@@ -322,23 +385,37 @@ pub async fn balances(
             card_debt: d.cards.saturating_neg(),
         })
         .collect();
-    let mut future = Vec::new();
+    // What is to come, summed per day as it is found: memory per day of
+    // the window, not per entry.
+    let mut future: HashMap<Date, DayChange> = HashMap::new();
+    let mut add = |change: Option<DayChange>| {
+        if let Some(c) = change {
+            let slot = future.entry(c.date).or_insert(DayChange {
+                date: c.date,
+                ..DayChange::default()
+            });
+            slot.bank = slot.bank.saturating_add(c.bank);
+            slot.card_debt = slot.card_debt.saturating_add(c.card_debt);
+        }
+    };
     if last > today
         && let Ok(start) = today.tomorrow()
     {
         for d in store.pending_days(user, today, last).await? {
-            future.extend(change(d.account_id, d.date, d.cents));
+            add(change(d.account_id, d.date, d.cents));
         }
         let filter = TransactionFilter::window(start, last);
         let sources = store.view_sources(user, start, last).await?;
-        let projected = projected_entries(&sources, &filter, MAX_PROJECTED).ok_or_else(too_many)?;
-        for entry in &projected {
+        let walked = each_projected(&sources, &filter, MAX_PROJECTED, |entry| {
             let cents = entry.state.amount.cents();
             let signed = match entry.state.tx_type {
                 TxType::Credit => cents,
                 TxType::Debit => cents.saturating_neg(),
             };
-            future.extend(change(entry.account_id, entry.state.date, signed));
+            add(change(entry.account_id, entry.state.date, signed));
+        });
+        if !walked {
+            return Err(too_many());
         }
         let cashflow = TransactionFilter {
             cashflow: true,
@@ -354,10 +431,11 @@ pub async fn balances(
             if let Some(card) = bill.bill_to_account_id
                 && let Some(paid) = change(card, date, cents)
             {
-                future.push(paid);
-                future.extend(change(bill.account_id, date, cents.saturating_neg()));
+                add(Some(paid));
+                add(change(bill.account_id, date, cents.saturating_neg()));
             }
         }
     }
+    let future = future.into_values().collect();
     Ok(balance_series(points, now, posted, future, today))
 }

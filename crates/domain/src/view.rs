@@ -336,20 +336,26 @@ pub fn projected_page(
     found.into_iter().map(|(_, e)| e).collect()
 }
 
-/// Every projected entry the filter keeps in its window, in no order, for
-/// sums; none when there are more than `limit` (the caller refuses the
-/// window rather than sum part of it).
-pub fn projected_entries(
+/// Hands every projected entry the filter keeps in its window to `each`,
+/// in no order, one at a time (nothing is collected, so a long window
+/// costs time, not memory); false, after at most `limit + 1` entries, when
+/// the window holds more than `limit` (the caller refuses it rather than
+/// sum part of it).
+pub fn each_projected(
     sources: &ViewSources,
     filter: &TransactionFilter,
     limit: usize,
-) -> Option<Vec<Transaction>> {
-    let mut found = Vec::new();
+    mut each: impl FnMut(&Transaction),
+) -> bool {
+    let mut seen = 0_usize;
     walk_projected(sources, filter, filter.to, limit + 1, |entry| {
-        found.push(entry);
+        seen += 1;
+        if seen <= limit {
+            each(&entry);
+        }
         true
     });
-    (found.len() <= limit).then_some(found)
+    seen <= limit
 }
 
 /// The bill entries of the cashflow view that a page may show: those the
@@ -562,6 +568,23 @@ mod tests {
         assert_eq!(all.iter().filter(|e| e.recurrence_id.is_some()).count(), 50);
         assert_eq!(all.iter().filter(|e| e.installment.is_some()).count(), 11);
         assert!(all.iter().all(|e| e.state.status == TxStatus::Pending));
+    }
+
+    #[test]
+    fn sums_see_every_projected_entry_once_or_refuse_the_window() {
+        let (sources, _) = fixture();
+        let page = projected_page(&sources, &filter(), None, 10_000);
+        let mut seen = Vec::new();
+        assert!(each_projected(&sources, &filter(), 61, |e| seen.push(e.id.to_string())));
+        seen.sort();
+        let mut listed: Vec<String> = page.iter().map(|e| e.id.to_string()).collect();
+        listed.sort();
+        assert_eq!(seen, listed);
+        // One entry more than the limit: refused, and no more than the
+        // limit handed over.
+        let mut count = 0;
+        assert!(!each_projected(&sources, &filter(), 60, |_| count += 1));
+        assert!(count <= 60);
     }
 
     #[test]
