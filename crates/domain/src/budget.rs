@@ -382,12 +382,21 @@ impl Spending {
             .fold(Usage::default(), |acc, (_, u)| acc.plus(*u))
     }
 
-    /// The month's usage outside `covered` (rows without a category too).
+    /// The month's spending outside `covered`, category by category (rows
+    /// without a category as one): a category whose CREDITs exceed its
+    /// DEBITs is income, not a refund, and counts as nothing (in `spent`
+    /// and in `committed` each), so a salary does not hide the spending.
     pub fn outside(&self, month: BillMonth, covered: &HashSet<CategoryId>) -> Usage {
+        let floor = |m: Money| m.max(Money::ZERO);
         self.by
             .iter()
             .filter(|((m, c), _)| *m == month && c.is_none_or(|c| !covered.contains(&c)))
-            .fold(Usage::default(), |acc, (_, u)| acc.plus(*u))
+            .fold(Usage::default(), |acc, (_, u)| {
+                acc.plus(Usage {
+                    spent: floor(u.spent),
+                    committed: floor(u.committed),
+                })
+            })
     }
 }
 
@@ -670,6 +679,9 @@ mod tests {
         s.add(m, Some(food), TxType::Debit, false, money(200));
         s.add(m, Some(other), TxType::Debit, true, money(50));
         s.add(m, None, TxType::Debit, true, money(7));
+        let salary = CategoryId::new();
+        s.add(m, Some(salary), TxType::Credit, true, money(900_000));
+        s.add(m, Some(salary), TxType::Credit, false, money(1));
         let set: HashSet<_> = [food].into();
         assert_eq!(
             s.usage(m, &set),
@@ -678,6 +690,8 @@ mod tests {
                 committed: money(200),
             }
         );
+        // Income outside the budgets hides no spending.
         assert_eq!(s.outside(m, &set).spent, money(57));
+        assert_eq!(s.outside(m, &set).committed, Money::ZERO);
     }
 }

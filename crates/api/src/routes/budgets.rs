@@ -329,8 +329,9 @@ pub struct BudgetTotalsBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct UnbudgetedBody {
-    /// Spending of the month in categories no budget covers (and rows
-    /// without a category).
+    /// Spending of the month in categories no budget covers (rows without
+    /// a category as one more), each category's DEBITs minus CREDITs; a
+    /// category whose CREDITs exceed its DEBITs (income) counts as 0.
     pub spent: JsonMoney,
     pub committed: JsonMoney,
 }
