@@ -24,6 +24,7 @@ use cofre_store::{Store, StoreError};
 
 use super::CommonErrors;
 use super::accounts::AccountBody;
+use super::budgets::BudgetBody;
 use super::categories::CategoryBody;
 use super::me::ProfileBody;
 use super::tags::TagBody;
@@ -220,6 +221,8 @@ pub struct ExportDocument {
     pub tags: Vec<TagBody>,
     pub recurrence_rules: Vec<RuleBody>,
     pub installment_plans: Vec<PlanBody>,
+    /// Monthly limits per category, each with its limit changes.
+    pub budgets: Vec<BudgetBody>,
     /// Handles of projected entries the user deleted (`mocked-...`).
     pub deleted_occurrences: Vec<String>,
     pub transactions: Vec<TransactionBody>,
@@ -288,6 +291,7 @@ pub async fn start(
     let categories = store.list_categories(user).await?;
     let tags = store.list_tags(user).await?;
     let sources = store.view_sources(user, MIN_DATE, MAX_DATE).await?;
+    let budgets = store.list_budgets(user).await?;
     let titles = Titles {
         accounts: accounts
             .iter()
@@ -340,6 +344,15 @@ pub async fn start(
                 (
                     "installment_plans",
                     to_json(&sources.plans.iter().map(PlanBody::from).collect::<Vec<_>>()),
+                ),
+                (
+                    "budgets",
+                    to_json(
+                        &budgets
+                            .into_iter()
+                            .map(BudgetBody::from)
+                            .collect::<Vec<_>>(),
+                    ),
                 ),
                 ("deleted_occurrences", to_json(&deleted)),
             ];

@@ -77,6 +77,13 @@ async fn exports_every_resource_and_row(backend: Backend) {
     )
     .await
     .ok(201);
+    let budget = app
+        .post(
+            "/v1/budgets",
+            json!({"category_id": category, "amount": 250, "starts_on": "2026-01"}),
+        )
+        .await;
+    let budget = budget.ok(201)["id"].as_str().unwrap().to_owned();
     // Another user's data never shows.
     let (_, other) = app.new_user().await;
     app.call(
@@ -116,6 +123,11 @@ async fn exports_every_resource_and_row(backend: Backend) {
     assert_eq!(doc["recurrence_rules"][0]["count"], 3);
     assert_eq!(doc["installment_plans"][0]["amount"], 90.0);
     assert_eq!(doc["installment_plans"][0]["count"], 3);
+    assert_eq!(doc["budgets"][0]["id"], budget.as_str());
+    assert_eq!(
+        doc["budgets"][0]["limits"],
+        json!([{"from_month": "2026-01", "amount": 250.0}])
+    );
     let rows = doc["transactions"].as_array().unwrap();
     // Every stored row once: the plain ones, the hidden one, the opening
     // balance and the first installment (the others are projected, from
