@@ -69,40 +69,11 @@ async fn send(
     support::send(&data.app, &data.auth, method, uri, body).await
 }
 
-/// A purchase on the card today; gives its id.
-async fn add_purchase(data: &Dataset) -> String {
-    let body = serde_json::json!({
-        "account_id": data.card.to_string(),
-        "type": "DEBIT",
-        "amount": 42.9,
-        "description": "Padaria",
-        "date": data.today,
-    });
-    let (status, answer) = send(
-        data,
-        Method::POST,
-        "/v1/transactions",
-        Some(body.to_string()),
-    )
-    .await;
-    assert_eq!(
-        status,
-        StatusCode::CREATED,
-        "{}",
-        String::from_utf8_lossy(&answer)
-    );
-    let answer: serde_json::Value = serde_json::from_slice(&answer).expect("JSON");
-    answer["transaction"]["id"]
-        .as_str()
-        .expect("the new row's id")
-        .to_owned()
-}
-
 /// `iters` reads of `uri`, each right after a write; the reads' time.
 async fn reads_after_writes(data: &Dataset, uri: &str, iters: u64) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
-        let id = add_purchase(data).await;
+        let id = support::add_purchase(&data.app, &data.auth, data.card, &data.today).await;
         let started = Instant::now();
         let (status, _) = send(data, Method::GET, uri, None).await;
         total += started.elapsed();

@@ -91,21 +91,7 @@ async fn reads(data: &Dataset, uri: &str, iters: u64, after_write: bool) -> Dura
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         let written = if after_write {
-            let body = serde_json::json!({
-                "account_id": data.card.to_string(), "type": "DEBIT", "amount": 42.9,
-                "description": "Padaria", "date": data.today,
-            });
-            let (status, answer) = support::send(
-                &data.app,
-                &data.auth,
-                Method::POST,
-                "/v1/transactions",
-                Some(body.to_string()),
-            )
-            .await;
-            assert_eq!(status, StatusCode::CREATED);
-            let answer: serde_json::Value = serde_json::from_slice(&answer).expect("JSON");
-            answer["transaction"]["id"].as_str().map(str::to_owned)
+            Some(support::add_purchase(&data.app, &data.auth, data.card, &data.today).await)
         } else {
             None
         };

@@ -15,7 +15,7 @@ use cofre_domain::report::{DayChange, Point, balance_series};
 use cofre_domain::transaction::{EntryId, Transaction, TransactionFilter, TxStatus, TxType};
 use cofre_domain::view::{bills_page, each_projected};
 use cofre_domain::{AccountId, CategoryId, Money, TagId, UserId};
-use cofre_store::{EntryTotal, Store, TotalsBy};
+use cofre_store::{AccountView, EntryTotal, Store, TotalsBy};
 
 use crate::cards;
 use crate::error::{ApiError, ApiResult};
@@ -71,7 +71,7 @@ impl Scope {
 
 /// Entries of one account, month, category (and tag), type and status,
 /// summed; or one card bill's entry.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Item {
     pub total: EntryTotal,
     /// The card of a bill entry (which stands on the paying account).
@@ -169,12 +169,14 @@ pub async fn items(
         .collect();
     // Projected entries are summed as they are walked, so what a window
     // holds costs memory per distinct sum, not per entry.
-    let mut sums: HashMap<ItemKey, Money> = HashMap::new();
+    // Keyed by the item without its amount.
+    let mut sums: HashMap<Item, Money> = HashMap::new();
     let mut add = |entry: &Transaction| {
         let mut push = |tag: Option<TagId>| {
-            let item = item_of(entry, tag);
-            let slot = sums.entry(ItemKey::of(&item)).or_default();
-            *slot = Money::from_cents(slot.cents().saturating_add(item.total.amount.cents()));
+            let mut key = item_of(entry, tag);
+            let amount = std::mem::replace(&mut key.total.amount, Money::ZERO);
+            let slot = sums.entry(key).or_default();
+            *slot = slot.saturating_add(amount);
         };
         if !scope.per_tag {
             push(None);
@@ -198,61 +200,11 @@ pub async fn items(
             .iter()
             .for_each(&mut add);
     }
-    out.extend(sums.into_iter().map(|(key, amount)| key.item(amount)));
+    out.extend(sums.into_iter().map(|(mut item, amount)| {
+        item.total.amount = amount;
+        item
+    }));
     Ok(out)
-}
-
-/// What projected entries are summed by: an item without its amount.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct ItemKey {
-    account_id: Option<AccountId>,
-    month: BillMonth,
-    category_id: Option<CategoryId>,
-    tag_id: Option<TagId>,
-    credit: bool,
-    posted: bool,
-    transfer: bool,
-    bill_of: Option<AccountId>,
-}
-
-impl ItemKey {
-    fn of(item: &Item) -> Self {
-        let t = &item.total;
-        ItemKey {
-            account_id: t.account_id,
-            month: t.month,
-            category_id: t.category_id,
-            tag_id: t.tag_id,
-            credit: t.tx_type == TxType::Credit,
-            posted: t.status == TxStatus::Posted,
-            transfer: t.transfer,
-            bill_of: item.bill_of,
-        }
-    }
-
-    fn item(self, amount: Money) -> Item {
-        Item {
-            total: EntryTotal {
-                account_id: self.account_id,
-                month: self.month,
-                category_id: self.category_id,
-                tag_id: self.tag_id,
-                tx_type: if self.credit {
-                    TxType::Credit
-                } else {
-                    TxType::Debit
-                },
-                status: if self.posted {
-                    TxStatus::Posted
-                } else {
-                    TxStatus::Pending
-                },
-                transfer: self.transfer,
-                amount,
-            },
-            bill_of: self.bill_of,
-        }
-    }
 }
 
 /// A budget with its figures for the month.
@@ -340,9 +292,11 @@ pub async fn budgets_status(
 /// PENDING rows, projections and card bills still to come. A card's debt
 /// is what its rows owe (purchases less payments), and a bill's payment
 /// lowers it on its due date.
+/// `accounts` are the user's, as `Store::list_accounts` gives them.
 pub async fn balances(
     store: &dyn Store,
     user: UserId,
+    accounts: &[AccountView],
     points: &[Date],
     today: Date,
     base_currency: &str,
@@ -352,9 +306,9 @@ pub async fn balances(
     };
     let mut kinds: HashMap<AccountId, bool> = HashMap::new();
     let mut now = DayChange::default();
-    for view in store.list_accounts(user).await? {
+    for view in accounts {
         let a = &view.account.state;
-        if a.archived || a.exclude_from_totals || a.currency != base_currency {
+        if !a.counts_in_totals(base_currency) {
             continue;
         }
         let is_card = a.account_type == AccountType::Credit;

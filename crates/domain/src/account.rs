@@ -120,6 +120,14 @@ pub struct AccountState {
     pub card_icon_id: Option<String>,
 }
 
+impl AccountState {
+    /// Whether the account's money enters the overview's and the reports'
+    /// totals: not archived, not excluded, in the base currency.
+    pub fn counts_in_totals(&self, base_currency: &str) -> bool {
+        !self.archived && !self.exclude_from_totals && self.currency == base_currency
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Account {
     pub id: AccountId,

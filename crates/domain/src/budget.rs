@@ -318,23 +318,15 @@ pub struct Usage {
 
 impl Usage {
     pub fn used(self) -> Money {
-        add(self.spent, self.committed)
+        self.spent.saturating_add(self.committed)
     }
 
     fn plus(self, other: Usage) -> Usage {
         Usage {
-            spent: add(self.spent, other.spent),
-            committed: add(self.committed, other.committed),
+            spent: self.spent.saturating_add(other.spent),
+            committed: self.committed.saturating_add(other.committed),
         }
     }
-}
-
-fn add(a: Money, b: Money) -> Money {
-    Money::from_cents(a.cents().saturating_add(b.cents()))
-}
-
-fn sub(a: Money, b: Money) -> Money {
-    Money::from_cents(a.cents().saturating_sub(b.cents()))
 }
 
 /// Spending per month and category, summed from the entries that count
@@ -449,13 +441,15 @@ pub fn month_status(
     if budget.rollover {
         for earlier in BillMonth::range(budget.starts_on, month).take_while(|m| *m < month) {
             let left = budget.limit_in(earlier).unwrap_or(Money::ZERO);
-            carry = sub(add(carry, left), usage(earlier).used());
+            carry = carry
+                .saturating_add(left)
+                .saturating_sub(usage(earlier).used());
         }
     }
-    let available = add(limit, carry);
+    let available = limit.saturating_add(carry);
     let now = usage(month);
     let used = now.used();
-    let remaining = sub(available, used);
+    let remaining = available.saturating_sub(used);
     let percent_used_bp = available.is_positive().then(|| {
         let bp = i128::from(used.cents()) * 10_000;
         let whole = i128::from(available.cents());

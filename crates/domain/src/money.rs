@@ -109,6 +109,16 @@ impl Money {
     pub fn checked_sub(self, other: Money) -> Option<Money> {
         self.0.checked_sub(other.0).map(Money)
     }
+
+    /// Sums and differences of totals saturate: real money never gets
+    /// near the end of the range (see [`MAX_TOTAL_CENTS`]).
+    pub fn saturating_add(self, other: Money) -> Money {
+        Money(self.0.saturating_add(other.0))
+    }
+
+    pub fn saturating_sub(self, other: Money) -> Money {
+        Money(self.0.saturating_sub(other.0))
+    }
 }
 
 /// `-?digits(.digits)?`, the JSON number grammar without an exponent.

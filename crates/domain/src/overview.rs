@@ -133,10 +133,6 @@ fn total<'a>(items: impl Iterator<Item = &'a MonthItem>) -> Money {
     sum(items.map(|t| t.amount))
 }
 
-fn minus(a: Money, b: Money) -> Money {
-    Money::from_cents(a.cents().saturating_sub(b.cents()))
-}
-
 /// Computes the overview.
 /// - `accounts`: every account with its balance;
 /// - `cards`: each card's book (whole history and future);
@@ -214,7 +210,7 @@ pub fn overview(
     let month = MonthResult {
         receitas,
         despesas,
-        resultado: minus(receitas, despesas),
+        resultado: receitas.saturating_sub(despesas),
     };
 
     // The forecast: bank accounts that count, entries not yet POSTED; the
@@ -250,10 +246,9 @@ pub fn overview(
             .collect::<Vec<_>>()
     }));
     let committed = sum([bills, installments, subscriptions, scheduled].into_iter());
-    let result = minus(
-        Money::from_cents(bank_balance.cents().saturating_add(expected_in.cents())),
-        committed,
-    );
+    let result = bank_balance
+        .saturating_add(expected_in)
+        .saturating_sub(committed);
     let explain = vec![
         format!("Saldo atual em contas: {}", brl(bank_balance)),
         format!("Receitas previstas no mês: {}", brl(expected_in)),
@@ -267,7 +262,7 @@ pub fn overview(
         bank_balance,
         card_debt,
         open_bills_total,
-        net_worth: minus(bank_balance, card_debt),
+        net_worth: bank_balance.saturating_sub(card_debt),
         next_bills,
         month,
         saldo_previsto: Forecast {

@@ -47,7 +47,7 @@ pub struct Flow {
 impl Flow {
     /// Net spending: debit - credit.
     pub fn net(self) -> Money {
-        Money::from_cents(self.debit.cents().saturating_sub(self.credit.cents()))
+        self.debit.saturating_sub(self.credit)
     }
 
     fn add(&mut self, tx_type: TxType, amount: Money) {
@@ -55,7 +55,7 @@ impl Flow {
             TxType::Debit => &mut self.debit,
             TxType::Credit => &mut self.credit,
         };
-        *slot = Money::from_cents(slot.cents().saturating_add(amount.cents()));
+        *slot = slot.saturating_add(amount);
     }
 }
 

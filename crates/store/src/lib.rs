@@ -305,7 +305,7 @@ pub enum TotalsBy {
 }
 
 /// Visible stored rows of one account and month, summed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EntryTotal {
     /// None when summed over accounts ([`TotalsBy::Category`]).
     pub account_id: Option<AccountId>,

@@ -64,12 +64,13 @@ async fn fetch_budgets(
 
 /// Refuses a budget whose category the user cannot see, or that shares a
 /// month with another budget of the same category: read under the write
-/// lock, so two concurrent writes cannot both pass.
+/// lock, so two concurrent writes cannot both pass. Gives how many other
+/// budgets the user has.
 async fn check_budget(
     conn: &mut <Db as sqlx::Database>::Connection,
     user: UserId,
     budget: &Budget,
-) -> StoreResult<()> {
+) -> StoreResult<usize> {
     let visible = fetch_categories(&mut *conn, user).await?;
     if !visible.iter().any(|c| c.id == budget.category_id) {
         return Err(StoreError::Invalid(DomainError::field(
@@ -77,15 +78,14 @@ async fn check_budget(
             "names no category of yours",
         )));
     }
-    let others = fetch_budgets(&mut *conn, user, None).await?;
+    let mut others = fetch_budgets(&mut *conn, user, None).await?;
+    others.retain(|other| other.id != budget.id);
     if others.iter().any(|other| {
-        other.id != budget.id
-            && other.category_id == budget.category_id
-            && other.overlaps(budget.starts_on, budget.ends_on)
+        other.category_id == budget.category_id && other.overlaps(budget.starts_on, budget.ends_on)
     }) {
         return Err(StoreError::BudgetConflict);
     }
-    Ok(())
+    Ok(others.len())
 }
 
 /// Writes a budget's row and its limit changes (replacing any kept).
@@ -100,23 +100,25 @@ async fn write_budget(
          starts_on, ends_on, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
     } else {
         "UPDATE budgets SET category_id = $3, include_subcategories = $4, rollover = $5, \
-         starts_on = $6, ends_on = $7 WHERE id = $1 AND user_id = $2 AND created_at = $8"
+         starts_on = $6, ends_on = $7 WHERE id = $1 AND user_id = $2"
     };
-    sqlx::query(sql)
+    let mut query = sqlx::query(sql)
         .bind(budget.id.to_string())
         .bind(user.to_string())
         .bind(budget.category_id.to_string())
         .bind(budget.include_subcategories)
         .bind(budget.rollover)
         .bind(budget.starts_on.key())
-        .bind(budget.ends_on.map(BillMonth::key))
-        .bind(format_timestamp(budget.created_at))
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query("DELETE FROM budget_limits WHERE budget_id = $1")
-        .bind(budget.id.to_string())
-        .execute(&mut *conn)
-        .await?;
+        .bind(budget.ends_on.map(BillMonth::key));
+    if insert {
+        query = query.bind(format_timestamp(budget.created_at));
+    } else {
+        sqlx::query("DELETE FROM budget_limits WHERE budget_id = $1")
+            .bind(budget.id.to_string())
+            .execute(&mut *conn)
+            .await?;
+    }
+    query.execute(&mut *conn).await?;
     for change in &budget.limits {
         sqlx::query(
             "INSERT INTO budget_limits (budget_id, from_month, amount_cents) VALUES ($1, $2, $3)",
@@ -130,14 +132,10 @@ async fn write_budget(
     Ok(())
 }
 
-fn parse_type(text: &str) -> StoreResult<TxType> {
-    TxType::parse(text).ok_or_else(|| corrupt("type", text))
-}
-
 /// One summed group as the aggregate in `entry_totals_of` writes it:
-/// account (none when summed over accounts), month, category ('' for none), tag, type, status, transfer
-/// (0 or 1), cents. Borrowed from the JSON text: ids, months and codes
-/// hold no escapes.
+/// account (none when summed over accounts), month, category ('' for
+/// none), tag, type, status, transfer (0 or 1), cents. Borrowed from the
+/// JSON text: ids, months and codes hold no escapes.
 #[derive(serde::Deserialize)]
 struct RawTotal<'a>(
     Option<&'a str>,
@@ -164,7 +162,7 @@ impl RawTotal<'_> {
             tag_id: tag
                 .map(|t| parse_uuid("tag_id", t).map(TagId))
                 .transpose()?,
-            tx_type: parse_type(tx_type)?,
+            tx_type: TxType::parse(tx_type).ok_or_else(|| corrupt("type", tx_type))?,
             status: TxStatus::parse(status).ok_or_else(|| corrupt("status", status))?,
             transfer: transfer != 0,
             amount: Money::from_cents(cents),
@@ -203,17 +201,13 @@ impl SqlStore {
 
     async fn create_budget_in_tx(&self, user: UserId, budget: &Budget) -> StoreResult<Budget> {
         let mut tx = self.begin_write(user).await?;
-        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM budgets WHERE user_id = $1")
-            .bind(user.to_string())
-            .fetch_one(&mut *tx)
-            .await?;
-        if u64::try_from(count).unwrap_or(u64::MAX) >= MAX_BUDGETS_PER_USER {
+        let others = check_budget(&mut tx, user, budget).await?;
+        if u64::try_from(others).unwrap_or(u64::MAX) >= MAX_BUDGETS_PER_USER {
             return Err(StoreError::LimitReached {
                 what: "budgets",
                 limit: MAX_BUDGETS_PER_USER,
             });
         }
-        check_budget(&mut tx, user, budget).await?;
         write_budget(&mut tx, user, budget, true).await?;
         tx.commit().await?;
         Ok(budget.clone())

@@ -178,3 +178,36 @@ pub async fn first_card(store: &dyn Store, user: UserId) -> AccountId {
         .account
         .id
 }
+
+/// A purchase of 42.90 on `card`, dated `today`, posted through `app`: the
+/// write the after-write benchmarks read behind. Gives the new row's id.
+// Each bench compiles this module on its own; not all of them write.
+#[allow(dead_code)]
+pub async fn add_purchase(app: &axum::Router, auth: &str, card: AccountId, today: &str) -> String {
+    let body = serde_json::json!({
+        "account_id": card.to_string(),
+        "type": "DEBIT",
+        "amount": 42.9,
+        "description": "Padaria",
+        "date": today,
+    });
+    let (status, answer) = send(
+        app,
+        auth,
+        Method::POST,
+        "/v1/transactions",
+        Some(body.to_string()),
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&answer).expect("JSON");
+    answer["transaction"]["id"]
+        .as_str()
+        .expect("the new row's id")
+        .to_owned()
+}

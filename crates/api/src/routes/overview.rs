@@ -174,7 +174,7 @@ async fn get_overview(
             AccountTotal {
                 id: view.account.id,
                 is_card: a.account_type == AccountType::Credit,
-                counts: !a.archived && !a.exclude_from_totals && &a.currency == base,
+                counts: a.counts_in_totals(base),
                 balance: view.balance,
             }
         })

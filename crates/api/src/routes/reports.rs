@@ -16,7 +16,7 @@ use cofre_domain::report::{
     FlowTable, GroupBy, Interval, report_months, series_points, top_categories,
 };
 use cofre_domain::time::{date_field, format_date};
-use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors, Money, TagId, UserId};
+use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors, TagId, UserId};
 
 use super::CommonErrors;
 use super::transactions::{View, flag, id_list};
@@ -235,7 +235,6 @@ async fn spending_report(
     let today = state.clock.today();
     let tops = rollup.then(|| top_categories(&categories));
     let mut table = FlowTable::default();
-    let mut once = FlowTable::default();
     for Item { total: item, .. } in items(store, user, &scope, today).await? {
         let key = match group_by {
             GroupBy::Category => item.category_id.map(|c| {
@@ -248,13 +247,11 @@ async fn spending_report(
             GroupBy::Account => item.account_id.map(|a| a.0),
         };
         table.add(item.month, key, item.tx_type, item.amount);
-        if group_by != GroupBy::Tag || item.tag_id.is_none() {
-            once.add(item.month, None, item.tx_type, item.amount);
-        }
     }
-    if group_by == GroupBy::Tag {
-        // Totals count each entry once, whatever its tags.
-        once = FlowTable::default();
+    // Each entry is in one group, except by tag, where an entry counts under
+    // each of its tags: the totals then sum the entries once, untagged.
+    let totals = if group_by == GroupBy::Tag {
+        let mut once = FlowTable::default();
         let untagged = Scope {
             per_tag: false,
             ..scope.clone()
@@ -262,7 +259,10 @@ async fn spending_report(
         for Item { total: item, .. } in items(store, user, &untagged, today).await? {
             once.add(item.month, None, item.tx_type, item.amount);
         }
-    }
+        once.month_totals()
+    } else {
+        table.month_totals()
+    };
     let titles: HashMap<Uuid, String> = match group_by {
         GroupBy::Category => categories.into_iter().map(|c| (c.id.0, c.title)).collect(),
         GroupBy::Tag => tags.into_iter().map(|t| (t.id.0, t.title)).collect(),
@@ -299,7 +299,7 @@ async fn spending_report(
             "cashflow"
         },
         rows,
-        totals: month_flows(&once.month_totals()),
+        totals: month_flows(&totals),
     }))
 }
 
@@ -371,14 +371,10 @@ async fn cashflow_report(
     let today = state.clock.today();
     // The overview's rule: accounts that count in totals.
     let base = &state.config.base_currency;
-    let counted: HashSet<AccountId> = store
-        .list_accounts(user)
-        .await?
-        .into_iter()
-        .filter(|view| {
-            let a = &view.account.state;
-            !a.archived && !a.exclude_from_totals && &a.currency == base
-        })
+    let accounts = store.list_accounts(user).await?;
+    let counted: HashSet<AccountId> = accounts
+        .iter()
+        .filter(|view| view.account.state.counts_in_totals(base))
         .map(|view| view.account.id)
         .collect();
     let mut table = FlowTable::default();
@@ -398,7 +394,7 @@ async fn cashflow_report(
     let flows = table.month_totals();
     let months: Vec<BillMonth> = BillMonth::range(from, to).collect();
     let ends: Vec<_> = months.iter().map(|m| m.day(31)).collect();
-    let points = balances(store, user, &ends, today, &state.config.base_currency).await?;
+    let points = balances(store, user, &accounts, &ends, today, base).await?;
     Ok(AppJson(CashflowReport {
         months: months
             .iter()
@@ -409,9 +405,7 @@ async fn cashflow_report(
                     month: month.key(),
                     receitas: JsonMoney(flow.credit),
                     despesas: JsonMoney(flow.debit),
-                    resultado: JsonMoney(Money::from_cents(
-                        flow.credit.cents().saturating_sub(flow.debit.cents()),
-                    )),
+                    resultado: JsonMoney(flow.credit.saturating_sub(flow.debit)),
                     bank_balance: JsonMoney(point.bank_balance),
                 }
             })
@@ -498,9 +492,12 @@ async fn net_worth_report(
     };
     let points = series_points(from, to, interval)?;
     let today = state.clock.today();
+    let store = state.store.as_ref();
+    let accounts = store.list_accounts(user).await?;
     let series = balances(
-        state.store.as_ref(),
+        store,
         user,
+        &accounts,
         &points,
         today,
         &state.config.base_currency,
