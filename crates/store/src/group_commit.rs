@@ -115,29 +115,44 @@ impl WriteGate {
     /// Starts a write: the gate, the batch (opened when none is) and a
     /// savepoint of the write's own.
     pub(crate) async fn begin(self: &Arc<Self>) -> Result<WriteTx, StoreError> {
-        let mut batch = {
+        let batch = {
             let _line = InLine::new(&self.waiting);
             Arc::clone(&self.batch).lock_owned().await
         };
-        if batch.conn.is_none() {
-            let mut conn = self.pool.acquire().await?;
-            sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
-            batch.conn = Some(conn);
-            batch.outcome = Some(watch::channel(None).0);
-        }
-        let Some(conn) = batch.conn.as_mut() else {
-            unreachable!("a batch was opened above")
-        };
-        if let Err(err) = sqlx::query("SAVEPOINT member").execute(&mut **conn).await {
-            let reason = err.to_string();
-            let _ = batch.finish(Some(reason)).await;
-            return Err(err.into());
-        }
-        Ok(WriteTx {
-            batch: Some(batch),
-            gate: Arc::clone(self),
-        })
+        // Opening runs on its own task: a request dropped in the middle of
+        // `BEGIN IMMEDIATE` would otherwise hand its connection back to the
+        // pool inside a transaction nobody ends, and every later write
+        // would find the database locked. Dropped once it is open, the
+        // write is abandoned like any other.
+        tokio::spawn(open(Arc::clone(self), batch))
+            .await
+            .map_err(|err| unavailable(err.to_string()))?
     }
+}
+
+/// Opens the batch when none is, then the write's savepoint in it.
+async fn open(
+    gate: Arc<WriteGate>,
+    mut batch: OwnedMutexGuard<Batch>,
+) -> Result<WriteTx, StoreError> {
+    if batch.conn.is_none() {
+        let mut conn = gate.pool.acquire().await?;
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        batch.conn = Some(conn);
+        batch.outcome = Some(watch::channel(None).0);
+    }
+    let Some(conn) = batch.conn.as_mut() else {
+        unreachable!("a batch was opened above")
+    };
+    if let Err(err) = sqlx::query("SAVEPOINT member").execute(&mut **conn).await {
+        let reason = err.to_string();
+        let _ = batch.finish(Some(reason)).await;
+        return Err(err.into());
+    }
+    Ok(WriteTx {
+        batch: Some(batch),
+        gate,
+    })
 }
 
 /// One write inside the open batch, holding the gate. Dereferences to the
@@ -373,6 +388,45 @@ mod tests {
         let mut expected = vec![1];
         expected.extend((0..40).filter(|n| n % 4 >= 2).map(|n| 100 + n));
         assert_eq!(rows(&pool).await, expected);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_dropped_while_opening_leave_no_transaction_behind() {
+        let (gate, pool, _dir) = gate().await;
+        // Each write is dropped a little later than the one before, so
+        // some are dropped in the middle of opening the batch.
+        for x in 0..200 {
+            let writer = tokio::spawn({
+                let gate = Arc::clone(&gate);
+                async move { insert(&gate, x).await }
+            });
+            let until = std::time::Instant::now() + std::time::Duration::from_micros(x as u64 * 2);
+            while std::time::Instant::now() < until {
+                tokio::task::yield_now().await;
+            }
+            writer.abort();
+            let _ = writer.await;
+        }
+        insert(&gate, 500).await.unwrap();
+        // Every connection of the pool can write at once, and sees 500.
+        let mut conns = Vec::new();
+        for _ in 0..4 {
+            let mut conn = pool.acquire().await.unwrap();
+            sqlx::query("PRAGMA busy_timeout = 0")
+                .execute(&mut *conn)
+                .await
+                .unwrap();
+            conns.push(conn);
+        }
+        for (n, conn) in conns.iter_mut().enumerate() {
+            sqlx::query("INSERT INTO t (x) VALUES ($1)")
+                .bind(600 + n as i64)
+                .execute(&mut **conn)
+                .await
+                .unwrap();
+        }
+        drop(conns);
+        assert!(rows(&pool).await.contains(&500));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
