@@ -328,9 +328,9 @@ pub async fn balances(
             card_debt: if is_card { cents.saturating_neg() } else { 0 },
         })
     };
-    let (cards, banks): (Vec<AccountId>, Vec<AccountId>) = kinds.keys().partition(|id| kinds[*id]);
+    // The same accounts: those that count in totals.
     let posted: Vec<DayChange> = store
-        .posted_days(user, first, &banks, &cards)
+        .posted_days(user, first, base_currency)
         .await?
         .into_iter()
         .map(|d| DayChange {

@@ -320,8 +320,8 @@ pub struct EntryTotal {
     pub amount: Money,
 }
 
-/// What the POSTED rows of one day add to the balances of two groups of
-/// accounts (CREDIT adds, DEBIT subtracts), in cents.
+/// What the POSTED rows of one day add to the balances of the user's banks
+/// and of their cards (CREDIT adds, DEBIT subtracts), in cents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PostedDay {
     pub date: Date,
@@ -612,16 +612,16 @@ pub trait Store: Send + Sync + 'static {
         to: cofre_domain::card::BillMonth,
         by: &TotalsBy,
     ) -> StoreResult<Vec<EntryTotal>>;
-    /// What the POSTED rows of the user's accounts `banks` and `cards` add
-    /// to their balances per day, summed over each group, for the days
-    /// after `after` (days that add nothing left out): at most one row a
-    /// day however many accounts there are.
+    /// What the POSTED rows of the user's accounts that count in totals
+    /// (not archived, not excluded, in `currency`) add to their balances
+    /// per day, summed over the banks and over the cards, for the days
+    /// after `after` (days that add nothing left out), in date order: one
+    /// row a day however many accounts there are.
     async fn posted_days(
         &self,
         user: UserId,
         after: Date,
-        banks: &[AccountId],
-        cards: &[AccountId],
+        currency: &str,
     ) -> StoreResult<Vec<PostedDay>>;
     /// The same for PENDING rows (hidden ones too) dated in `(after, to]`.
     async fn pending_days(

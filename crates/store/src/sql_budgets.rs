@@ -262,6 +262,32 @@ impl SqlStore {
             "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({columns})), '[]') AS TEXT) FROM ("
         ));
         match by {
+            TotalsBy::Category {
+                over_accounts: true,
+                only: None,
+                without_cards,
+            } => {
+                // Summed over the user's accounts by triggers
+                // (migration 0011): read in key order, so the groups
+                // need no sort.
+                query
+                    .push(
+                        "SELECT NULL AS account_id, month, category_id, NULL AS tag_id, \
+                         type, status, CAST(transfer AS INTEGER) AS transfer, \
+                         CAST(SUM(cents) AS BIGINT) AS cents \
+                         FROM user_category_month_totals WHERE user_id = ",
+                    )
+                    .push_bind(user.to_string())
+                    .push(" AND month >= ")
+                    .push_bind(first)
+                    .push(" AND month <= ")
+                    .push_bind(last)
+                    .push(" AND cents <> 0");
+                if *without_cards {
+                    query.push(" AND card = ").push_bind(false);
+                }
+                query.push(" GROUP BY month, category_id, type, status, transfer");
+            }
             // Summed by triggers (migration 0010): a few rows per account,
             // month and category, however many rows the months hold.
             TotalsBy::Category {
@@ -348,31 +374,22 @@ impl SqlStore {
         &self,
         user: UserId,
         after: Date,
-        banks: &[AccountId],
-        cards: &[AccountId],
+        currency: &str,
     ) -> StoreResult<Vec<PostedDay>> {
-        if banks.is_empty() && cards.is_empty() {
-            return Ok(Vec::new());
-        }
         let mut conn = self.pool.acquire().await?;
-        // Summed per day over each group in the database: one row a day,
-        // however many accounts.
-        let mut query = QueryBuilder::<Db>::new(format!(
+        // Summed over the user's accounts by triggers (migration 0011): a
+        // range of one row a day.
+        let text: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
             "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(date, banks, cards)), '[]') AS TEXT) \
-             FROM (SELECT d.date, CAST(SUM(CASE WHEN a.type = 'CREDIT' THEN 0 ELSE d.cents END) \
-             AS BIGINT) AS banks, CAST(SUM(CASE WHEN a.type = 'CREDIT' THEN d.cents ELSE 0 END) \
-             AS BIGINT) AS cards FROM day_balances d JOIN accounts a ON a.id = d.account_id \
-             WHERE a.user_id = "
-        ));
-        query
-            .push_bind(user.to_string())
-            .push(" AND d.date > ")
-            .push_bind(format_date(after))
-            .push(" AND d.cents <> 0");
-        let ids: Vec<&AccountId> = banks.iter().chain(cards).collect();
-        push_id_list(&mut query, "d.account_id", &ids);
-        query.push(" GROUP BY d.date) g");
-        let text: String = query.build_query_scalar().fetch_one(&mut *conn).await?;
+             FROM (SELECT date, banks, cards FROM user_day_balances \
+             WHERE user_id = $1 AND currency = $2 AND date > $3 AND (banks <> 0 OR cards <> 0) \
+             ORDER BY date) g"
+        )))
+        .bind(user.to_string())
+        .bind(currency)
+        .bind(format_date(after))
+        .fetch_one(&mut *conn)
+        .await?;
         let raw: Vec<(&str, i64, i64)> = serde_json::from_str(&text)
             .map_err(|e| StoreError::Corrupt(format!("posted days: {e}")))?;
         raw.into_iter()

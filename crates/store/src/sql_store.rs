@@ -683,10 +683,9 @@ impl Store for SqlStore {
         &self,
         user: UserId,
         after: Date,
-        banks: &[AccountId],
-        cards: &[AccountId],
+        currency: &str,
     ) -> StoreResult<Vec<crate::PostedDay>> {
-        self.posted_days_of(user, after, banks, cards).await
+        self.posted_days_of(user, after, currency).await
     }
 
     async fn pending_days(

@@ -1,6 +1,8 @@
 //! The running totals that triggers keep (account balances, per-day sums
-//! that card bills are made of, and the per-month sums of visible rows the
-//! overview's month reads) always equal a fresh sum over the rows,
+//! that card bills are made of, the per-month sums of visible rows the
+//! overview's month reads, the per-category and per-day sums budgets and
+//! reports read, per account and over each user's accounts) always equal a
+//! fresh sum over the rows,
 //! whatever path changed them; and what the store keeps in memory under
 //! the versions those triggers bump (each card's money, brought up to date
 //! by the days a write changed; the projection sources) always equals what
@@ -50,7 +52,72 @@ const RECOUNT: &str = "\
     WHERE NOT EXISTS (SELECT 1 FROM month_totals m WHERE m.account_id = t.account_id \
         AND m.month = substr(t.date, 1, 7) AND m.type = t.type AND m.status = t.status \
         AND m.kind = t.kind) \
-    GROUP BY t.account_id, substr(t.date, 1, 7), t.type, t.status, t.kind";
+    GROUP BY t.account_id, substr(t.date, 1, 7), t.type, t.status, t.kind \
+    UNION ALL \
+    SELECT 'category', c.account_id, c.month || ' ' || c.category_id || ' ' || c.status || ' ' \
+        || CASE WHEN c.transfer THEN 'transfer' ELSE 'entry' END, c.type, FALSE, \
+        CAST(c.cents AS BIGINT), \
+        CAST(COALESCE((SELECT SUM(t.amount_cents) FROM transactions t \
+            WHERE t.account_id = c.account_id AND substr(t.date, 1, 7) = c.month \
+            AND COALESCE(t.category_id, '') = c.category_id AND t.type = c.type \
+            AND t.status = c.status AND (t.transfer_group_id IS NOT NULL) = c.transfer \
+            AND t.hide_from_results = FALSE), 0) AS BIGINT) \
+    FROM category_month_totals c \
+    UNION ALL \
+    SELECT 'missing category', t.account_id, substr(t.date, 1, 7) || ' ' \
+        || COALESCE(t.category_id, ''), t.type, FALSE, 0, CAST(SUM(t.amount_cents) AS BIGINT) \
+    FROM transactions t WHERE t.hide_from_results = FALSE AND NOT EXISTS (SELECT 1 \
+        FROM category_month_totals c WHERE c.account_id = t.account_id \
+        AND c.month = substr(t.date, 1, 7) AND c.category_id = COALESCE(t.category_id, '') \
+        AND c.type = t.type AND c.status = t.status \
+        AND c.transfer = (t.transfer_group_id IS NOT NULL)) \
+    GROUP BY t.account_id, substr(t.date, 1, 7), COALESCE(t.category_id, ''), t.type, t.status, \
+        t.transfer_group_id IS NOT NULL \
+    UNION ALL \
+    SELECT 'day balance', d.account_id, d.date, '', FALSE, CAST(d.cents AS BIGINT), \
+        CAST(COALESCE((SELECT SUM(CASE WHEN t.type = 'CREDIT' THEN t.amount_cents \
+            ELSE -t.amount_cents END) FROM transactions t WHERE t.account_id = d.account_id \
+            AND t.date = d.date AND t.status = 'POSTED'), 0) AS BIGINT) \
+    FROM day_balances d \
+    UNION ALL \
+    SELECT 'missing day balance', t.account_id, t.date, '', FALSE, 0, \
+        CAST(SUM(CASE WHEN t.type = 'CREDIT' THEN t.amount_cents ELSE -t.amount_cents END) AS BIGINT) \
+    FROM transactions t WHERE t.status = 'POSTED' AND NOT EXISTS (SELECT 1 FROM day_balances d \
+        WHERE d.account_id = t.account_id AND d.date = t.date) \
+    GROUP BY t.account_id, t.date \
+    UNION ALL \
+    SELECT 'user category', u.user_id, u.month || ' ' || u.category_id || ' ' || u.status || ' ' \
+        || CASE WHEN u.transfer THEN 'transfer' ELSE 'entry' END \
+        || CASE WHEN u.card THEN ' card' ELSE '' END, u.type, FALSE, CAST(u.cents AS BIGINT), \
+        CAST(COALESCE((SELECT SUM(c.cents) FROM category_month_totals c \
+            JOIN accounts a ON a.id = c.account_id WHERE a.user_id = u.user_id \
+            AND c.month = u.month AND c.category_id = u.category_id AND c.type = u.type \
+            AND c.status = u.status AND c.transfer = u.transfer \
+            AND (a.type = 'CREDIT') = u.card), 0) AS BIGINT) \
+    FROM user_category_month_totals u \
+    UNION ALL \
+    SELECT 'missing user category', a.user_id, c.month || ' ' || c.category_id, c.type, FALSE, 0, \
+        CAST(SUM(c.cents) AS BIGINT) \
+    FROM category_month_totals c JOIN accounts a ON a.id = c.account_id \
+    WHERE NOT EXISTS (SELECT 1 FROM user_category_month_totals u WHERE u.user_id = a.user_id \
+        AND u.month = c.month AND u.category_id = c.category_id AND u.type = c.type \
+        AND u.status = c.status AND u.transfer = c.transfer AND u.card = (a.type = 'CREDIT')) \
+    GROUP BY a.user_id, c.month, c.category_id, c.type, c.status, c.transfer, a.type = 'CREDIT' \
+    UNION ALL \
+    SELECT 'user day', u.user_id, u.currency || ' ' || u.date, side.name, FALSE, \
+        CAST(CASE WHEN side.name = 'CREDIT' THEN u.cards ELSE u.banks END AS BIGINT), \
+        CAST(COALESCE((SELECT SUM(d.cents) FROM day_balances d JOIN accounts a ON a.id = d.account_id \
+            WHERE a.user_id = u.user_id AND a.currency = u.currency AND d.date = u.date \
+            AND a.type = side.name AND NOT a.archived AND NOT a.exclude_from_totals), 0) AS BIGINT) \
+    FROM user_day_balances u, (SELECT 'BANK' AS name UNION ALL SELECT 'CREDIT') side \
+    UNION ALL \
+    SELECT 'missing user day', a.user_id, a.currency || ' ' || d.date, a.type, FALSE, 0, \
+        CAST(SUM(d.cents) AS BIGINT) \
+    FROM day_balances d JOIN accounts a ON a.id = d.account_id \
+    WHERE NOT a.archived AND NOT a.exclude_from_totals AND NOT EXISTS (SELECT 1 \
+        FROM user_day_balances u WHERE u.user_id = a.user_id AND u.currency = a.currency \
+        AND u.date = d.date) \
+    GROUP BY a.user_id, a.currency, d.date, a.type";
 
 /// Every kept total that differs from a fresh sum: (kind, account, date
 /// (for a month: month, status and kind), kept, fresh).
@@ -250,6 +317,24 @@ async fn kept_totals_match_fresh_sums(backend: Backend) {
     .await
     .ok(200);
     assert_eq!(drift(&app).await, []);
+    // What decides where an account counts changes after it has rows:
+    // each change moves its whole contribution to the user's totals.
+    for (account, change) in [
+        (&bank, json!({"archived": true})),
+        (&bank, json!({"archived": false})),
+        (&card, json!({"exclude_from_totals": true})),
+        (&card, json!({"exclude_from_totals": false})),
+        (&bank, json!({"currency_code": "USD"})),
+        (&bank, json!({"currency_code": "BRL"})),
+        (&savings, json!({"type": "CREDIT"})),
+        (&savings, json!({"archived": true})),
+        (&savings, json!({"type": "BANK", "archived": false})),
+    ] {
+        app.patch(&format!("/v1/accounts/{account}"), change.clone())
+            .await
+            .ok(200);
+        assert_eq!(drift(&app).await, [], "after {change}");
+    }
     // Visibility and series links, which only the month's sums depend on:
     // hide a row, mark two as a transfer (both hidden), store a rule's
     // occurrence and split the rule from it (the row is relinked).
