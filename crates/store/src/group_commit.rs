@@ -4,7 +4,8 @@
 //! A write takes the gate (a fair async mutex, so writers wait in line in
 //! this process instead of sleeping in SQLite's busy handler), joins the
 //! open batch transaction or opens one (`BEGIN IMMEDIATE`), and does its
-//! work inside a savepoint of its own. Committing releases the savepoint;
+//! work inside a savepoint of its own (the batch's first write needs none:
+//! rolling back the batch undoes it alone). Committing releases the savepoint;
 //! the batch is committed at once when no other writer is waiting, else
 //! the gate passes to the next writer and this one waits for the batch's
 //! `COMMIT`, which the first member to get the gate back performs. A write
@@ -141,10 +142,14 @@ async fn open(
         batch.conn = Some(conn);
         batch.outcome = Some(watch::channel(None).0);
     }
+    // The batch's first write needs no savepoint: nothing else is in the
+    // batch, so rolling the batch back undoes exactly that write. Two
+    // statements fewer for every write that finds no batch waiting.
+    let savepoint = batch.members > 0;
     let Some(conn) = batch.conn.as_mut() else {
         unreachable!("a batch was opened above")
     };
-    if let Err(err) = sqlx::query("SAVEPOINT member").execute(&mut **conn).await {
+    if savepoint && let Err(err) = sqlx::query("SAVEPOINT member").execute(&mut **conn).await {
         let reason = err.to_string();
         let _ = batch.finish(Some(reason)).await;
         return Err(err.into());
@@ -152,6 +157,7 @@ async fn open(
     Ok(WriteTx {
         batch: Some(batch),
         gate,
+        savepoint,
     })
 }
 
@@ -162,6 +168,9 @@ pub(crate) struct WriteTx {
     /// Always `Some` until `commit` or `drop` takes it.
     batch: Option<OwnedMutexGuard<Batch>>,
     gate: Arc<WriteGate>,
+    /// Whether the write runs in a savepoint of its own (every write but
+    /// its batch's first).
+    savepoint: bool,
 }
 
 impl Deref for WriteTx {
@@ -193,7 +202,7 @@ impl WriteTx {
             return Ok(());
         };
         let gate = Arc::clone(&self.gate);
-        tokio::spawn(join_and_commit(gate, batch))
+        tokio::spawn(join_and_commit(gate, batch, self.savepoint))
             .await
             .map_err(|err| unavailable(err.to_string()))?
     }
@@ -206,7 +215,7 @@ impl Drop for WriteTx {
         if let Some(batch) = self.batch.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
-            runtime.spawn(abandon(Arc::clone(&self.gate), batch));
+            runtime.spawn(abandon(Arc::clone(&self.gate), batch, self.savepoint));
         }
     }
 }
@@ -217,11 +226,12 @@ impl Drop for WriteTx {
 async fn join_and_commit(
     gate: Arc<WriteGate>,
     mut batch: OwnedMutexGuard<Batch>,
+    savepoint: bool,
 ) -> Result<(), StoreError> {
     let Some(conn) = batch.conn.as_mut() else {
         return Err(unavailable("the batch was closed".into()));
     };
-    if let Err(err) = sqlx::query("RELEASE member").execute(&mut **conn).await {
+    if savepoint && let Err(err) = sqlx::query("RELEASE member").execute(&mut **conn).await {
         return batch.finish(Some(err.to_string())).await;
     }
     batch.members += 1;
@@ -260,19 +270,22 @@ fn from_outcome(outcome: Option<&Outcome>) -> Result<(), StoreError> {
 }
 
 /// Rolls back an abandoned write's savepoint; a batch left with members
-/// is committed when no writer is waiting to join it, one left empty is
+/// is committed when no writer is waiting to join it, one left empty (as
+/// the batch of a first write, which has no savepoint, always is) is
 /// rolled back.
-async fn abandon(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) {
+async fn abandon(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>, savepoint: bool) {
     let Some(conn) = batch.conn.as_mut() else {
         return;
     };
-    let mut undone = sqlx::query("ROLLBACK TO member").execute(&mut **conn).await;
-    if undone.is_ok() {
-        undone = sqlx::query("RELEASE member").execute(&mut **conn).await;
-    }
-    if let Err(err) = undone {
-        let _ = batch.finish(Some(err.to_string())).await;
-        return;
+    if savepoint {
+        let mut undone = sqlx::query("ROLLBACK TO member").execute(&mut **conn).await;
+        if undone.is_ok() {
+            undone = sqlx::query("RELEASE member").execute(&mut **conn).await;
+        }
+        if let Err(err) = undone {
+            let _ = batch.finish(Some(err.to_string())).await;
+            return;
+        }
     }
     if batch.members == 0 {
         if let Some(mut conn) = batch.conn.take()
@@ -388,6 +401,26 @@ mod tests {
         let mut expected = vec![1];
         expected.extend((0..40).filter(|n| n % 4 >= 2).map(|n| 100 + n));
         assert_eq!(rows(&pool).await, expected);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_s_first_write_rolls_back_alone_without_a_savepoint() {
+        let (gate, pool, _dir) = gate().await;
+        // One at a time, each write is the first (and only) of its batch.
+        insert(&gate, 1).await.unwrap();
+        let mut tx = gate.begin().await.unwrap();
+        assert!(
+            !tx.savepoint,
+            "a batch's first write runs without a savepoint"
+        );
+        sqlx::query("INSERT INTO t (x) VALUES (2)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        drop(tx);
+        assert!(insert(&gate, 1).await.is_err(), "1 is taken");
+        insert(&gate, 3).await.unwrap();
+        assert_eq!(rows(&pool).await, vec![1, 3]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
