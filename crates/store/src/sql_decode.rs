@@ -191,14 +191,26 @@ const TX_NAMES: &str = "p.id, p.user_id, p.account_id, p.date, p.type, p.status,
     p.holder, p.holder_is_me, p.original_description, p.receipt_name, p.open_finance, \
     p.created_at, p.plan_count, p.plan_total";
 
-/// Starts a query for transaction rows that the database answers as ONE
-/// value, a JSON array of rows: the driver hands over one value instead of
-/// one row (and one thread hand-off) per entry. Push the inner select's
-/// WHERE, ORDER BY and LIMIT, then read it with [`fetch_entries`].
+/// Each row's tags as a JSON array of `[id, title, color]` (NULL or `[]`
+/// for none), looked up for the rows of the page alone.
+fn tx_tags() -> String {
+    format!(
+        "(SELECT {JSON_AGG}({JSON_ARRAY}(g.id, g.title, g.color_hex)) \
+         FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id \
+         WHERE tt.transaction_id = p.id)"
+    )
+}
+
+/// Starts a query for transaction rows, with their tags, that the database
+/// answers as ONE value, a JSON array of rows: the driver hands over one
+/// value in one statement instead of one row (and one thread hand-off) per
+/// entry and a second query for the tags. Push the inner select's WHERE,
+/// ORDER BY and LIMIT, then read it with [`fetch_entries`].
 fn entries_query() -> QueryBuilder<Db> {
     QueryBuilder::new(format!(
-        "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES})), '[]') AS TEXT) AS page \
-         FROM (SELECT {TX_COLUMNS} {TX_FROM}"
+        "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES}, {tags})), '[]') AS TEXT) \
+         AS page FROM (SELECT {TX_COLUMNS} {TX_FROM}",
+        tags = tx_tags()
     ))
 }
 
@@ -213,12 +225,7 @@ async fn fetch_entries(
     let text: String = row.try_get("page")?;
     let raw: Vec<RawTx> = serde_json::from_str(&text)
         .map_err(|e| StoreError::Corrupt(format!("transaction rows: {e}")))?;
-    let mut rows = raw
-        .into_iter()
-        .map(RawTx::into_transaction)
-        .collect::<StoreResult<Vec<_>>>()?;
-    attach_tags(conn, &mut rows).await?;
-    Ok(rows)
+    raw.into_iter().map(RawTx::into_transaction).collect()
 }
 
 /// A boolean as each backend writes it in JSON: `true` or `1`.
@@ -270,7 +277,48 @@ struct RawTx(
     String,
     Option<i64>,
     Option<i64>,
+    Option<RawTags>,
 );
+
+/// A tag of a row as [`tx_tags`] lists it.
+type RawTag = (String, String, String);
+
+/// A row's tags as [`tx_tags`] gives them inside the page: the array
+/// itself, or (where the database passes a JSON value on from a subquery
+/// as plain text, as SQLite may) its text.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum RawTags {
+    Array(Vec<RawTag>),
+    Text(String),
+}
+
+/// A row's tags, ordered by title.
+fn parse_tags(raw: Option<RawTags>) -> StoreResult<Vec<TagRef>> {
+    let raw = match raw {
+        None => Vec::new(),
+        Some(RawTags::Array(tags)) => tags,
+        Some(RawTags::Text(text)) => {
+            serde_json::from_str(&text).map_err(|_| corrupt("transaction tags", &text))?
+        }
+    };
+    let mut tags = raw
+        .into_iter()
+        .map(|(id, title, color_hex)| {
+            Ok(TagRef {
+                id: TagId(parse_uuid("tag id", &id)?),
+                title,
+                color_hex,
+            })
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    tags.sort_by(|a, b| {
+        sort_key(&a.title)
+            .cmp(&sort_key(&b.title))
+            .then(a.id.cmp(&b.id))
+    });
+    Ok(tags)
+}
 
 fn parse_uuid(column: &str, text: &str) -> StoreResult<Uuid> {
     Uuid::try_parse(text).map_err(|_| corrupt(column, text))
@@ -285,7 +333,7 @@ fn parse_day(column: &str, text: &str) -> StoreResult<Date> {
 }
 
 impl RawTx {
-    /// The entry, its tags filled in later by [`attach_tags`].
+    /// The entry, with its tags.
     fn into_transaction(self) -> StoreResult<Transaction> {
         let RawTx(
             id,
@@ -317,7 +365,9 @@ impl RawTx {
             created_at,
             plan_count,
             plan_total,
+            tags,
         ) = self;
+        let tags = parse_tags(tags)?;
         let small =
             |column: &str, n: i64| u16::try_from(n).map_err(|_| corrupt(column, &n.to_string()));
         let installment = match (
@@ -348,10 +398,10 @@ impl RawTx {
                 description,
                 notes,
                 category_id: parse_opt_uuid("category_id", category_id)?.map(CategoryId),
-                tag_ids: Vec::new(),
+                tag_ids: tags.iter().map(|t| t.id).collect(),
                 hide_from_results: hide_from_results.get(),
             },
-            tags: Vec::new(),
+            tags,
             bill_to_account_id: parse_opt_uuid("bill_to_account_id", bill_to_account_id)?
                 .map(AccountId),
             recurrence_id: parse_opt_uuid("recurrence_id", recurrence_id)?.map(RuleId),
@@ -375,46 +425,3 @@ impl RawTx {
     }
 }
 
-/// Loads the tags of `rows` in one query and attaches them, ordered by title.
-async fn attach_tags(
-    conn: &mut <Db as sqlx::Database>::Connection,
-    rows: &mut [Transaction],
-) -> StoreResult<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let mut query = QueryBuilder::<Db>::new(
-        "SELECT tt.transaction_id, g.id, g.title, g.color_hex FROM transaction_tags tt \
-         JOIN tags g ON g.id = tt.tag_id WHERE tt.transaction_id IN (",
-    );
-    let mut list = query.separated(", ");
-    for row in rows.iter() {
-        list.push_bind(row.id.to_string());
-    }
-    query.push(")");
-    let mut by_row: HashMap<EntryId, Vec<TagRef>> = HashMap::new();
-    for row in query.build().fetch_all(&mut *conn).await? {
-        by_row
-            .entry(EntryId::Stored(TransactionId(get_uuid(
-                &row,
-                "transaction_id",
-            )?)))
-            .or_default()
-            .push(TagRef {
-                id: TagId(get_uuid(&row, "id")?),
-                title: row.try_get("title")?,
-                color_hex: row.try_get("color_hex")?,
-            });
-    }
-    for row in rows.iter_mut() {
-        let mut tags = by_row.remove(&row.id).unwrap_or_default();
-        tags.sort_by(|a, b| {
-            sort_key(&a.title)
-                .cmp(&sort_key(&b.title))
-                .then(a.id.cmp(&b.id))
-        });
-        row.state.tag_ids = tags.iter().map(|t| t.id).collect();
-        row.tags = tags;
-    }
-    Ok(())
-}

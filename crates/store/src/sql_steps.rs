@@ -171,13 +171,24 @@ async fn replace_tags(
         .bind(id.to_string())
         .execute(&mut *conn)
         .await?;
-    for tag in tags {
-        sqlx::query("INSERT INTO transaction_tags (transaction_id, tag_id) VALUES ($1, $2)")
-            .bind(id.to_string())
-            .bind(tag.to_string())
-            .execute(&mut *conn)
-            .await?;
+    insert_tags(conn, id, tags).await
+}
+
+/// Tags a row that has none yet, in one statement (at most
+/// `tx_rules::MAX_TAGS` tags, so well inside either backend's bind limit).
+async fn insert_tags(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    id: TransactionId,
+    tags: &[TagId],
+) -> StoreResult<()> {
+    if tags.is_empty() {
+        return Ok(());
     }
+    let mut query = QueryBuilder::<Db>::new("INSERT INTO transaction_tags (transaction_id, tag_id) ");
+    query.push_values(tags, |mut values, tag| {
+        values.push_bind(id.to_string()).push_bind(tag.to_string());
+    });
+    query.build().execute(&mut *conn).await?;
     Ok(())
 }
 
@@ -246,7 +257,9 @@ async fn insert_transaction(
     })
     .execute(&mut *conn)
     .await?;
-    replace_tags(conn, row.id, &state.tag_ids).await
+    // A new row has no tags to replace: the foreign key allows none
+    // without their row, and a deleted row's went with it.
+    insert_tags(conn, row.id, &state.tag_ids).await
 }
 
 /// Ties a stored row to the bill payment it is a leg of.
