@@ -312,12 +312,19 @@ fn parse_tags(raw: Option<RawTags>) -> StoreResult<Vec<TagRef>> {
             })
         })
         .collect::<StoreResult<Vec<_>>>()?;
-    tags.sort_by(|a, b| {
-        sort_key(&a.title)
-            .cmp(&sort_key(&b.title))
-            .then(a.id.cmp(&b.id))
-    });
+    sort_by_title(&mut tags, |t| (&t.title, t.id));
     Ok(tags)
+}
+
+/// Tags in the order the API lists them: by title as people sort it,
+/// then by id.
+fn sort_by_title<T>(tags: &mut [T], key: impl Fn(&T) -> (&str, TagId)) {
+    tags.sort_by(|a, b| {
+        let ((title_a, id_a), (title_b, id_b)) = (key(a), key(b));
+        sort_key(title_a)
+            .cmp(&sort_key(title_b))
+            .then(id_a.cmp(&id_b))
+    });
 }
 
 fn parse_uuid(column: &str, text: &str) -> StoreResult<Uuid> {

@@ -430,11 +430,7 @@ impl Store for SqlStore {
             .iter()
             .map(tag_from_row)
             .collect::<StoreResult<Vec<_>>>()?;
-        tags.sort_by(|a, b| {
-            sort_key(&a.title)
-                .cmp(&sort_key(&b.title))
-                .then(a.id.cmp(&b.id))
-        });
+        sort_by_title(&mut tags, |t| (&t.title, t.id));
         Ok(tags)
     }
 
