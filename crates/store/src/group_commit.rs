@@ -83,6 +83,15 @@ impl Batch {
     }
 }
 
+/// Whether the write holding the gate runs in a savepoint of its own: every
+/// write but its batch's first, which needs none (nothing else is in the
+/// batch, so rolling the batch back undoes exactly that write). `members`
+/// cannot change while a write holds the gate, so this is the same answer
+/// from the write's start to its end.
+fn in_savepoint(batch: &Batch) -> bool {
+    batch.members > 0
+}
+
 fn unavailable(reason: String) -> StoreError {
     StoreError::Unavailable(format!("the write's batch was not committed: {reason}"))
 }
@@ -142,10 +151,8 @@ async fn open(
         batch.conn = Some(conn);
         batch.outcome = Some(watch::channel(None).0);
     }
-    // The batch's first write needs no savepoint: nothing else is in the
-    // batch, so rolling the batch back undoes exactly that write. Two
-    // statements fewer for every write that finds no batch waiting.
-    let savepoint = batch.members > 0;
+    // Two statements fewer for every write that finds no batch waiting.
+    let savepoint = in_savepoint(&batch);
     let Some(conn) = batch.conn.as_mut() else {
         unreachable!("a batch was opened above")
     };
@@ -157,7 +164,6 @@ async fn open(
     Ok(WriteTx {
         batch: Some(batch),
         gate,
-        savepoint,
     })
 }
 
@@ -168,9 +174,6 @@ pub(crate) struct WriteTx {
     /// Always `Some` until `commit` or `drop` takes it.
     batch: Option<OwnedMutexGuard<Batch>>,
     gate: Arc<WriteGate>,
-    /// Whether the write runs in a savepoint of its own (every write but
-    /// its batch's first).
-    savepoint: bool,
 }
 
 impl Deref for WriteTx {
@@ -202,7 +205,7 @@ impl WriteTx {
             return Ok(());
         };
         let gate = Arc::clone(&self.gate);
-        tokio::spawn(join_and_commit(gate, batch, self.savepoint))
+        tokio::spawn(join_and_commit(gate, batch))
             .await
             .map_err(|err| unavailable(err.to_string()))?
     }
@@ -215,7 +218,7 @@ impl Drop for WriteTx {
         if let Some(batch) = self.batch.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
-            runtime.spawn(abandon(Arc::clone(&self.gate), batch, self.savepoint));
+            runtime.spawn(abandon(Arc::clone(&self.gate), batch));
         }
     }
 }
@@ -226,8 +229,8 @@ impl Drop for WriteTx {
 async fn join_and_commit(
     gate: Arc<WriteGate>,
     mut batch: OwnedMutexGuard<Batch>,
-    savepoint: bool,
 ) -> Result<(), StoreError> {
+    let savepoint = in_savepoint(&batch);
     let Some(conn) = batch.conn.as_mut() else {
         return Err(unavailable("the batch was closed".into()));
     };
@@ -273,7 +276,8 @@ fn from_outcome(outcome: Option<&Outcome>) -> Result<(), StoreError> {
 /// is committed when no writer is waiting to join it, one left empty (as
 /// the batch of a first write, which has no savepoint, always is) is
 /// rolled back.
-async fn abandon(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>, savepoint: bool) {
+async fn abandon(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) {
+    let savepoint = in_savepoint(&batch);
     let Some(conn) = batch.conn.as_mut() else {
         return;
     };
@@ -409,8 +413,9 @@ mod tests {
         // One at a time, each write is the first (and only) of its batch.
         insert(&gate, 1).await.unwrap();
         let mut tx = gate.begin().await.unwrap();
+        let batch = tx.batch.as_ref().unwrap();
         assert!(
-            !tx.savepoint,
+            !in_savepoint(batch),
             "a batch's first write runs without a savepoint"
         );
         sqlx::query("INSERT INTO t (x) VALUES (2)")

@@ -277,32 +277,17 @@ struct RawTx(
     String,
     Option<i64>,
     Option<i64>,
-    Option<RawTags>,
+    Option<Vec<RawTag>>,
 );
 
 /// A tag of a row as [`tx_tags`] lists it.
 type RawTag = (String, String, String);
 
-/// A row's tags as [`tx_tags`] gives them inside the page: the array
-/// itself, or (where the database passes a JSON value on from a subquery
-/// as plain text, as SQLite may) its text.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum RawTags {
-    Array(Vec<RawTag>),
-    Text(String),
-}
-
-/// A row's tags, ordered by title.
-fn parse_tags(raw: Option<RawTags>) -> StoreResult<Vec<TagRef>> {
-    let raw = match raw {
-        None => Vec::new(),
-        Some(RawTags::Array(tags)) => tags,
-        Some(RawTags::Text(text)) => {
-            serde_json::from_str(&text).map_err(|_| corrupt("transaction tags", &text))?
-        }
-    };
+/// A row's tags (both backends nest [`tx_tags`]' array in the page as
+/// JSON; NULL where PostgreSQL aggregates no tag), ordered by title.
+fn parse_tags(raw: Option<Vec<RawTag>>) -> StoreResult<Vec<TagRef>> {
     let mut tags = raw
+        .unwrap_or_default()
         .into_iter()
         .map(|(id, title, color_hex)| {
             Ok(TagRef {
