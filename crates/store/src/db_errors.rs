@@ -27,6 +27,14 @@ pub(crate) fn classify(err: &sqlx::Error) -> Failure {
     }
 }
 
+/// [`classify`] for an error of SQLite's own readers ([`crate::sync_reads`]).
+pub(crate) fn classify_sqlite(err: &rusqlite::Error) -> Failure {
+    match err {
+        rusqlite::Error::SqliteFailure(failure, _) => by_code(&failure.extended_code.to_string()),
+        _ => Failure::Other,
+    }
+}
+
 /// PostgreSQL SQLSTATEs, or SQLite's (extended) result codes as decimal
 /// text.
 fn by_code(code: &str) -> Failure {

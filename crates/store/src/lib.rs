@@ -34,6 +34,8 @@ mod card_money;
 mod change_stamp;
 mod db_errors;
 mod group_commit;
+mod sql_text;
+mod sync_reads;
 
 pub use card_money::CardMoney;
 mod postgres;

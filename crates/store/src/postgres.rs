@@ -49,6 +49,22 @@ impl Changes {
     }
 }
 
+/// Reads outside a write: a round trip on a pooled connection.
+#[derive(Clone)]
+struct Reads(sqlx::Pool<Db>);
+
+impl Reads {
+    /// The first column of the one row `sql` answers, as text.
+    async fn text(&self, sql: crate::sql_text::Sql) -> Result<Option<String>, crate::StoreError> {
+        pool_one(&self.0, sql).await
+    }
+
+    /// The first column of the one row `sql` answers, as a number.
+    async fn int(&self, sql: crate::sql_text::Sql) -> Result<Option<i64>, crate::StoreError> {
+        pool_one(&self.0, sql).await
+    }
+}
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
 impl SqlStore {
@@ -67,7 +83,8 @@ impl SqlStore {
             .connect(url)
             .await?;
         let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
-        Ok((Self::from_pool(pool, cache_bytes, Changes), report))
+        let reads = Reads(pool.clone());
+        Ok((Self::from_pool(pool, cache_bytes, Changes, reads), report))
     }
 
     /// A server-side copy is `pg_dump`'s work, not this process's.
@@ -79,6 +96,7 @@ impl SqlStore {
 }
 
 include!("sql_store.rs");
+include!("sql_bind.rs");
 include!("sql_schema.rs");
 include!("sql_decode.rs");
 include!("sql_steps.rs");

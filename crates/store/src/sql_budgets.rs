@@ -21,7 +21,7 @@ async fn fetch_budgets(
     user: UserId,
     only: Option<BudgetId>,
 ) -> StoreResult<Vec<Budget>> {
-    let mut query = QueryBuilder::<Db>::new(format!(
+    let mut query = Sql::new(format!(
         "SELECT {BUDGET_COLUMNS}, l.from_month, l.amount_cents FROM budgets b \
          JOIN budget_limits l ON l.budget_id = b.id WHERE b.user_id = "
     ));
@@ -30,7 +30,7 @@ async fn fetch_budgets(
         query.push(" AND b.id = ").push_bind(id.to_string());
     }
     query.push(" ORDER BY b.created_at, b.id, l.from_month");
-    let rows = query.build().fetch_all(&mut *conn).await?;
+    let rows = query.query()?.fetch_all(&mut *conn).await?;
     let mut out: Vec<Budget> = Vec::new();
     for row in &rows {
         let id = BudgetId(get_uuid(row, "id")?);
@@ -258,7 +258,7 @@ impl SqlStore {
         // days do: handing hundreds of rows over one by one cost most of
         // a report.
         let columns = "account_id, month, category_id, tag_id, type, status, transfer, cents";
-        let mut query = QueryBuilder::<Db>::new(format!(
+        let mut query = Sql::new(format!(
             "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({columns})), '[]') AS TEXT) FROM ("
         ));
         match by {
@@ -364,7 +364,7 @@ impl SqlStore {
             }
         }
         query.push(") g");
-        let text: String = query.build_query_scalar().fetch_one(&mut *conn).await?;
+        let text: String = query.query_scalar()?.fetch_one(&mut *conn).await?;
         let raw: Vec<RawTotal> = serde_json::from_str(&text)
             .map_err(|e| StoreError::Corrupt(format!("entry totals: {e}")))?;
         raw.into_iter().map(RawTotal::decode).collect()

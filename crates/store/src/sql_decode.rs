@@ -205,9 +205,10 @@ fn tx_tags() -> String {
 /// answers as ONE value, a JSON array of rows: the driver hands over one
 /// value in one statement instead of one row (and one thread hand-off) per
 /// entry and a second query for the tags. Push the inner select's WHERE,
-/// ORDER BY and LIMIT, then read it with [`fetch_entries`].
-fn entries_query() -> QueryBuilder<Db> {
-    QueryBuilder::new(format!(
+/// ORDER BY and LIMIT, then read it with [`fetch_entries`] (inside a
+/// write) or [`SqlStore::read_entries`].
+fn entries_query() -> Sql {
+    Sql::new(format!(
         "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES}, {tags})), '[]') AS TEXT) \
          AS page FROM (SELECT {TX_COLUMNS} {TX_FROM}",
         tags = tx_tags()
@@ -218,12 +219,28 @@ fn entries_query() -> QueryBuilder<Db> {
 /// order of the rows is not kept: callers sort when it matters.
 async fn fetch_entries(
     conn: &mut <Db as sqlx::Database>::Connection,
-    mut query: QueryBuilder<Db>,
+    mut query: Sql,
 ) -> StoreResult<Vec<Transaction>> {
     query.push(") p");
-    let row = query.build().fetch_one(&mut *conn).await?;
-    let text: String = row.try_get("page")?;
-    let raw: Vec<RawTx> = serde_json::from_str(&text)
+    let text: String = query.query_scalar()?.fetch_one(&mut *conn).await?;
+    decode_entries(&text)
+}
+
+impl SqlStore {
+    /// [`fetch_entries`] outside a write, as short reads run.
+    async fn read_entries(&self, mut query: Sql) -> StoreResult<Vec<Transaction>> {
+        query.push(") p");
+        // An aggregate answers one row, whatever it sums.
+        match self.reads.text(query).await? {
+            Some(text) => decode_entries(&text),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+/// The rows of an [`entries_query`]'s one value.
+fn decode_entries(text: &str) -> StoreResult<Vec<Transaction>> {
+    let raw: Vec<RawTx> = serde_json::from_str(text)
         .map_err(|e| StoreError::Corrupt(format!("transaction rows: {e}")))?;
     raw.into_iter().map(RawTx::into_transaction).collect()
 }

@@ -67,12 +67,12 @@ async fn insert_statement_rows(
         return Ok(0);
     }
     let now = format_timestamp(ctx.now);
-    let mut query = QueryBuilder::<Db>::new(
+    let mut query = Sql::new(
         "INSERT INTO transactions (id, user_id, account_id, date, type, status, amount_cents, \
          currency, description, original_description, created_by_user, source, open_finance, \
          hide_from_results, search_text, external_id, created_at, updated_at) ",
     );
-    query.push_values(rows, |mut values, row| {
+    query.push_values(rows, |values, row| {
         let state = row.state(ctx.today);
         values
             .push_bind(TransactionId::new().to_string())
@@ -99,7 +99,7 @@ async fn insert_statement_rows(
             .push_bind(now.clone());
     });
     query.push(" ON CONFLICT (account_id, external_id) DO NOTHING");
-    let done = query.build().execute(&mut *conn).await?;
+    let done = query.query()?.execute(&mut *conn).await?;
     // At most `rows.len()` rows can have been inserted.
     Ok(usize::try_from(done.rows_affected()).map_or(rows.len(), |n| n.min(rows.len())))
 }

@@ -126,16 +126,15 @@ async fn check_bulk_ids(
     user: UserId,
     ids: &[TransactionId],
 ) -> StoreResult<()> {
-    let mut query = QueryBuilder::<Db>::new("SELECT id FROM transactions WHERE user_id = ");
+    let mut query = Sql::new("SELECT id FROM transactions WHERE user_id = ");
     query.push_bind(user.to_string());
     push_id_list(&mut query, "id", ids);
     let found: std::collections::HashSet<String> = query
-        .build()
+        .query_scalar()?
         .fetch_all(&mut *conn)
         .await?
-        .iter()
-        .map(|r| r.try_get("id"))
-        .collect::<Result<_, _>>()?;
+        .into_iter()
+        .collect();
     let mut errors = cofre_domain::FieldErrors::new();
     for (i, id) in ids
         .iter()

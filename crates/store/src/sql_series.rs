@@ -525,7 +525,7 @@ async fn load_view_sources(
     // user's rows: asking by user too makes SQLite read the whole history
     // by the (user, date) index instead of these ids' own indexes.
     if !sources.rules.is_empty() {
-        let mut query = QueryBuilder::<Db>::new(
+        let mut query = Sql::new(
             "SELECT recurrence_id, recurrence_period_date FROM transactions WHERE 1 = 1",
         );
         push_id_list(
@@ -538,7 +538,7 @@ async fn load_view_sources(
             .push_bind(from_text.clone())
             .push(" AND recurrence_period_date <= ")
             .push_bind(to_text.clone());
-        for row in &query.build().fetch_all(&mut *conn).await? {
+        for row in &query.query()?.fetch_all(&mut *conn).await? {
             sources.materialized.insert(Handle::Recurrence {
                 rule_id: RuleId(get_uuid(row, "recurrence_id")?),
                 date: get_date(row, "recurrence_period_date")?,
@@ -546,7 +546,7 @@ async fn load_view_sources(
         }
     }
     if !sources.plans.is_empty() {
-        let mut query = QueryBuilder::<Db>::new(
+        let mut query = Sql::new(
             "SELECT installment_purchase_id, installment_number FROM transactions WHERE 1 = 1",
         );
         push_id_list(
@@ -554,7 +554,7 @@ async fn load_view_sources(
             "installment_purchase_id",
             &sources.plans.iter().map(|p| p.id).collect::<Vec<_>>(),
         );
-        for row in &query.build().fetch_all(&mut *conn).await? {
+        for row in &query.query()?.fetch_all(&mut *conn).await? {
             let number: i32 = row.try_get("installment_number")?;
             sources.materialized.insert(Handle::Installment {
                 purchase_id: PurchaseId(get_uuid(row, "installment_purchase_id")?),

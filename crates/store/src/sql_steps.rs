@@ -45,10 +45,15 @@ async fn fetch_transaction(
     user: UserId,
     id: TransactionId,
 ) -> StoreResult<Option<Transaction>> {
+    Ok(fetch_entries(conn, transaction_query(user, id)).await?.pop())
+}
+
+/// The [`entries_query`] of the user's row `id`.
+fn transaction_query(user: UserId, id: TransactionId) -> Sql {
     let mut query = entries_query();
     query.push(" WHERE t.id = ").push_bind(id.to_string());
     query.push(" AND t.user_id = ").push_bind(user.to_string());
-    Ok(fetch_entries(conn, query).await?.pop())
+    query
 }
 
 /// The other legs of `row`'s transfer group (none outside a group), read
@@ -141,20 +146,13 @@ async fn check_references(
         }
     }
     if !tags.is_empty() {
-        let mut query = QueryBuilder::<Db>::new("SELECT id FROM tags WHERE user_id = ");
-        query.push_bind(user.to_string()).push(" AND id IN (");
-        let mut list = query.separated(", ");
-        for tag in tags {
-            list.push_bind(tag.to_string());
-        }
-        query.push(")");
-        let found: Vec<String> = query
-            .build()
-            .fetch_all(&mut *conn)
-            .await?
-            .iter()
-            .map(|r| r.try_get("id"))
-            .collect::<Result<_, _>>()?;
+        let mut query = Sql::new("SELECT id FROM tags WHERE user_id = ");
+        query
+            .push_bind(user.to_string())
+            .push(" AND id IN (")
+            .push_binds(tags.iter().map(ToString::to_string))
+            .push(")");
+        let found: Vec<String> = query.query_scalar()?.fetch_all(&mut *conn).await?;
         if let Some(missing) = tags.iter().find(|t| !found.contains(&t.to_string())) {
             return Err(DomainError::field("tag_ids", format!("no such tag: {missing}")).into());
         }
@@ -184,11 +182,11 @@ async fn insert_tags(
     if tags.is_empty() {
         return Ok(());
     }
-    let mut query = QueryBuilder::<Db>::new("INSERT INTO transaction_tags (transaction_id, tag_id) ");
-    query.push_values(tags, |mut values, tag| {
+    let mut query = Sql::new("INSERT INTO transaction_tags (transaction_id, tag_id) ");
+    query.push_values(tags, |values, tag| {
         values.push_bind(id.to_string()).push_bind(tag.to_string());
     });
-    query.build().execute(&mut *conn).await?;
+    query.query()?.execute(&mut *conn).await?;
     Ok(())
 }
 
@@ -345,23 +343,21 @@ async fn set_category_archived(
     Ok(())
 }
 
-fn push_id_list<T: ToString>(query: &mut QueryBuilder<Db>, column: &str, ids: &[T]) {
+fn push_id_list<T: ToString>(query: &mut Sql, column: &str, ids: &[T]) {
     if ids.is_empty() {
         // An empty list selects nothing, like an IN () would.
         query.push(" AND 1 = 0");
         return;
     }
-    query.push(format_args!(" AND {column} IN ("));
-    let mut list = query.separated(", ");
-    for id in ids {
-        list.push_bind(id.to_string());
-    }
-    query.push(")");
+    query
+        .push(format_args!(" AND {column} IN ("))
+        .push_binds(ids.iter().map(ToString::to_string))
+        .push(")");
 }
 
 /// Pushes the JOIN and WHERE of a list filter onto a query over
 /// `transactions t` (the list page and bulk selections share it).
-fn push_filter(query: &mut QueryBuilder<Db>, user: UserId, filter: &TransactionFilter) {
+fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter) {
     if filter.sub_types.is_some() {
         query.push(" JOIN accounts a ON a.id = t.account_id");
     }

@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use jiff::Timestamp;
 use jiff::civil::Date;
-use sqlx::{QueryBuilder, Row};
+use sqlx::Row;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use uuid::Uuid;
@@ -117,6 +117,16 @@ fn shared_error(err: Arc<StoreError>) -> StoreError {
     })
 }
 
+/// The first column of the one row `sql` answers, read on a pooled
+/// connection.
+async fn pool_one<T>(pool: &sqlx::Pool<Db>, sql: crate::sql_text::Sql) -> StoreResult<Option<T>>
+where
+    (T,): for<'r> sqlx::FromRow<'r, DbRow>,
+    T: Send + Unpin,
+{
+    Ok(sql.query_scalar()?.fetch_optional(pool).await?)
+}
+
 /// A version counter of a user's (a column of `users`).
 #[derive(Clone, Copy)]
 enum UserVersion {
@@ -124,23 +134,6 @@ enum UserVersion {
     View,
     /// Bumped by writes that change what projections are made from.
     Sources,
-}
-
-/// The user's `counter` (-1 for no such user).
-async fn user_version(
-    conn: &mut <Db as sqlx::Database>::Connection,
-    user: UserId,
-    counter: UserVersion,
-) -> StoreResult<i64> {
-    let sql = match counter {
-        UserVersion::View => "SELECT view_version FROM users WHERE id = $1",
-        UserVersion::Sources => "SELECT sources_version FROM users WHERE id = $1",
-    };
-    Ok(sqlx::query_scalar(sql)
-        .bind(user.to_string())
-        .fetch_optional(&mut *conn)
-        .await?
-        .unwrap_or(-1))
 }
 
 #[derive(Clone)]
@@ -154,6 +147,9 @@ pub struct SqlStore {
     writes: Writes,
     /// Whether the database changed since a moment (SQLite only).
     changes: Changes,
+    /// How short reads outside a write run (on SQLite, on the calling
+    /// thread).
+    reads: Reads,
     /// Keys as authentication found them, each with the change stamp read
     /// before its query: served again only while the stamp is unchanged,
     /// so a key rotated, revoked or deleted, or a write to its owner's
@@ -167,10 +163,11 @@ const KEY_CACHE_BYTES: u64 = 8 << 20;
 impl SqlStore {
     /// A store over `pool` whose caches keep about `cache_bytes`: three
     /// quarters for projection sources, the rest for card money.
-    fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes) -> Self {
+    fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes, reads: Reads) -> Self {
         Self {
             writes: Writes::new(&pool),
             changes,
+            reads,
             keys: moka::future::Cache::builder()
                 .max_capacity(KEY_CACHE_BYTES)
                 .weigher(|_, (_, found): &(_, FoundKey)| {
@@ -191,6 +188,16 @@ impl SqlStore {
                 })
                 .build(),
         }
+    }
+
+    /// The user's `counter` now (-1 for no such user).
+    async fn user_version(&self, user: UserId, counter: UserVersion) -> StoreResult<i64> {
+        let sql = match counter {
+            UserVersion::View => "SELECT view_version FROM users WHERE id = $1",
+            UserVersion::Sources => "SELECT sources_version FROM users WHERE id = $1",
+        };
+        let sql = Sql::with(sql, [Arg::Text(user.to_string())]);
+        Ok(self.reads.int(sql).await?.unwrap_or(-1))
     }
 
     /// Starts a write of `user`'s data. Its first statement bumps the
@@ -315,8 +322,7 @@ impl Store for SqlStore {
     }
 
     async fn view_version(&self, user: UserId) -> StoreResult<i64> {
-        let mut conn = self.pool.acquire().await?;
-        user_version(&mut conn, user, UserVersion::View).await
+        self.user_version(user, UserVersion::View).await
     }
 
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>> {
@@ -499,14 +505,12 @@ impl Store for SqlStore {
         from: Date,
         to: Date,
     ) -> StoreResult<Arc<ViewSources>> {
-        let mut conn = self.pool.acquire().await?;
-        let version = user_version(&mut conn, user, UserVersion::Sources).await?;
+        let version = self.user_version(user, UserVersion::Sources).await?;
         self.sources
-            .get_or_load(
-                (user, from, to),
-                version,
-                load_view_sources(&mut conn, user, from, to),
-            )
+            .get_or_load((user, from, to), version, async {
+                let mut conn = self.pool.acquire().await?;
+                load_view_sources(&mut conn, user, from, to).await
+            })
             .await
     }
 
@@ -541,9 +545,9 @@ impl Store for SqlStore {
     }
 
     async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction> {
-        let mut conn = self.pool.acquire().await?;
-        fetch_transaction(&mut conn, user, id)
+        self.read_entries(transaction_query(user, id))
             .await?
+            .pop()
             .ok_or(StoreError::NotFound)
     }
 

@@ -183,7 +183,6 @@ impl SqlStore {
         filter: &TransactionFilter,
         page: &PageRequest,
     ) -> StoreResult<Page<Transaction>> {
-        let mut conn = self.pool.acquire().await?;
         let mut query = entries_query();
         push_filter(&mut query, user, filter);
         if let Some(after) = &page.after {
@@ -207,7 +206,7 @@ impl SqlStore {
             page.limit.saturating_add(1)
         ));
 
-        let mut items = fetch_entries(&mut conn, query).await?;
+        let mut items = self.read_entries(query).await?;
         // The aggregate need not keep the subquery's order: restore it.
         items.sort_by_cached_key(|e| (std::cmp::Reverse(e.state.date), e.id.to_string()));
         let has_more = items.len() > page.limit;

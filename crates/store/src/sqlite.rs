@@ -46,6 +46,36 @@ impl Changes {
     }
 }
 
+/// Reads outside a write: on the calling thread (see
+/// [`crate::sync_reads`]), or through the pool for a database that lives
+/// in memory, which another connection could not see.
+#[derive(Clone)]
+enum Reads {
+    Thread(std::sync::Arc<crate::sync_reads::SyncReads>),
+    Pool(sqlx::Pool<Db>),
+}
+
+impl Reads {
+    /// The first column of the one row `sql` answers, as text.
+    async fn text(&self, sql: crate::sql_text::Sql) -> Result<Option<String>, crate::StoreError> {
+        match self {
+            Reads::Thread(reads) => reads.one(&sql),
+            Reads::Pool(pool) => pool_one(pool, sql).await,
+        }
+    }
+
+    /// The first column of the one row `sql` answers, as a number.
+    async fn int(&self, sql: crate::sql_text::Sql) -> Result<Option<i64>, crate::StoreError> {
+        match self {
+            Reads::Thread(reads) => reads.one(&sql),
+            Reads::Pool(pool) => pool_one(pool, sql).await,
+        }
+    }
+}
+
+/// How long a statement waits for a lock another connection holds.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
 impl SqlStore {
@@ -68,7 +98,7 @@ impl SqlStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
+            .busy_timeout(BUSY_TIMEOUT);
         let changes = Changes(std::sync::Arc::new(crate::change_stamp::WalWatch::new(
             options.get_filename(),
         )));
@@ -78,10 +108,21 @@ impl SqlStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .test_before_acquire(false)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await?;
         let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
-        Ok((Self::from_pool(pool, cache_bytes, changes), report))
+        // A database in memory has no file (the pool made it): only the
+        // pool's connections can see it.
+        let file = options.get_filename();
+        let reads = if file.is_file() {
+            Reads::Thread(std::sync::Arc::new(crate::sync_reads::SyncReads::new(
+                file,
+                BUSY_TIMEOUT,
+            )))
+        } else {
+            Reads::Pool(pool.clone())
+        };
+        Ok((Self::from_pool(pool, cache_bytes, changes, reads), report))
     }
 
     /// A consistent copy of the whole database at one moment, taken while
@@ -99,6 +140,7 @@ impl SqlStore {
 }
 
 include!("sql_store.rs");
+include!("sql_bind.rs");
 include!("sql_schema.rs");
 include!("sql_decode.rs");
 include!("sql_steps.rs");

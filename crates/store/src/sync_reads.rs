@@ -1,0 +1,184 @@
+//! SQLite reads run on the calling thread. sqlx drives each SQLite
+//! connection from a thread of its own, so every statement is two thread
+//! hand-offs (the command out, the rows back); under load those, not
+//! SQLite, were most of a read's cost (a third of the CPU in the kernel's
+//! scheduler). The store's short reads outside a write (a row, a page, a
+//! version) run here instead: a connection is taken from a small set of
+//! idle ones, the statement runs to completion without yielding, and the
+//! connection goes back.
+//!
+//! What a read sees is what any other connection to the file sees: every
+//! write committed before it started, from any process (WAL readers never
+//! wait for writers). Writes and long reads stay on sqlx, so a read here
+//! holds its thread for one bounded statement (a point read, a page of at
+//! most a hundred rows, a few dozen totals).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::types::FromSql;
+use rusqlite::{Connection, OpenFlags, ToSql};
+
+use crate::StoreError;
+use crate::db_errors::{Failure, classify_sqlite};
+use crate::sql_text::{Arg, Sql};
+
+/// Idle connections kept: one per thread that reads at once is enough
+/// (a read never yields while it holds one); more are opened when needed
+/// and closed after.
+const MAX_IDLE: usize = 16;
+
+/// Prepared statements kept per connection: the store's reads differ by
+/// filter and page size, a few dozen shapes in all.
+const STATEMENT_CACHE: usize = 64;
+
+/// Readers of one database file.
+pub(crate) struct SyncReads {
+    path: PathBuf,
+    busy_timeout: Duration,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl SyncReads {
+    /// Readers of the database at `path` (which must exist, in WAL mode),
+    /// waiting up to `busy_timeout` where SQLite makes a reader wait.
+    pub(crate) fn new(path: &Path, busy_timeout: Duration) -> Self {
+        Self {
+            path: path.to_owned(),
+            busy_timeout,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The first column of the one row `sql` answers, `None` when it
+    /// answers none (more rows than one are not read).
+    pub(crate) fn one<T: FromSql>(&self, sql: &Sql) -> Result<Option<T>, StoreError> {
+        let mut conn = self.take()?;
+        let result = run(&mut conn, sql);
+        // A connection whose statement failed is closed, not kept: an error
+        // from SQLite may have left it in a state no other read should meet.
+        if result.is_ok() {
+            self.give_back(conn);
+        }
+        Ok(result?)
+    }
+
+    fn take(&self) -> Result<Connection, StoreError> {
+        if let Some(conn) = self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
+            return Ok(conn);
+        }
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(self.busy_timeout)?;
+        // Reads only: a statement that would write fails instead.
+        conn.pragma_update(None, "query_only", true)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        Ok(conn)
+    }
+
+    fn give_back(&self, conn: Connection) {
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < MAX_IDLE
+        {
+            idle.push(conn);
+        }
+    }
+}
+
+fn run<T: FromSql>(conn: &mut Connection, sql: &Sql) -> rusqlite::Result<Option<T>> {
+    let mut statement = conn.prepare_cached(&sql.text)?;
+    // `$n` is a named parameter to SQLite: bind each by its name, so the
+    // n-th value lands on `$n` wherever it stands in the text.
+    let mut name = String::with_capacity(8);
+    for (i, arg) in sql.args.iter().enumerate() {
+        name.clear();
+        name.push('$');
+        name.push_str(&(i + 1).to_string());
+        let index = statement
+            .parameter_index(&name)?
+            .ok_or(rusqlite::Error::InvalidParameterName(name.clone()))?;
+        statement.raw_bind_parameter(index, ArgRef(arg))?;
+    }
+    let mut rows = statement.raw_query();
+    match rows.next()? {
+        Some(row) => row.get(0).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// An [`Arg`] as SQLite binds it: booleans as 0 and 1, like sqlx does.
+struct ArgRef<'a>(&'a Arg);
+
+impl ToSql for ArgRef<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self.0 {
+            Arg::Text(text) => text.to_sql(),
+            Arg::OptText(text) => text.to_sql(),
+            Arg::Int(n) => n.to_sql(),
+            Arg::Bool(b) => b.to_sql(),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(err: rusqlite::Error) -> Self {
+        match classify_sqlite(&err) {
+            Failure::Unavailable => StoreError::Unavailable(err.to_string()),
+            _ => StoreError::Database(sqlx::Error::AnyDriverError(Box::new(err))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn database() -> (tempfile::TempDir, SyncReads) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reads.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; CREATE TABLE t (a TEXT, b INTEGER, c BOOLEAN);
+             INSERT INTO t VALUES ('x', 1, 1), ('y', 2, 0);",
+        )
+        .unwrap();
+        (dir, SyncReads::new(&path, Duration::from_secs(1)))
+    }
+
+    #[test]
+    fn binds_each_value_to_its_placeholder() {
+        let (_dir, reads) = database();
+        // `$2` stands before `$1` in the text: still the second value.
+        let sql = Sql::with(
+            "SELECT a FROM t WHERE b = $2 AND c = $1",
+            [Arg::Bool(false), Arg::Int(2)],
+        );
+        assert_eq!(reads.one::<String>(&sql).unwrap().as_deref(), Some("y"));
+        let none = Sql::with("SELECT a FROM t WHERE a = $1", [Arg::OptText(None)]);
+        assert_eq!(reads.one::<String>(&none).unwrap(), None);
+    }
+
+    #[test]
+    fn sees_what_another_connection_committed() {
+        let (dir, reads) = database();
+        let count = Sql::new("SELECT COUNT(*) FROM t");
+        assert_eq!(reads.one::<i64>(&count).unwrap(), Some(2));
+        let writer = Connection::open(dir.path().join("reads.db")).unwrap();
+        writer
+            .execute("INSERT INTO t VALUES ('z', 3, 1)", [])
+            .unwrap();
+        assert_eq!(reads.one::<i64>(&count).unwrap(), Some(3));
+    }
+
+    #[test]
+    fn refuses_writes_and_keeps_working() {
+        let (_dir, reads) = database();
+        let write = Sql::new("INSERT INTO t VALUES ('w', 4, 1) RETURNING b");
+        assert!(reads.one::<i64>(&write).is_err());
+        let count = Sql::new("SELECT COUNT(*) FROM t");
+        assert_eq!(reads.one::<i64>(&count).unwrap(), Some(2));
+    }
+}
