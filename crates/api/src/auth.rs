@@ -205,7 +205,7 @@ impl<St: Send + Sync, S: RequiredScope> FromRequestParts<St> for Auth<S> {
 pub fn new_secret() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(cofre_domain::text::hex(&bytes))
 }
 
 #[cfg(test)]

@@ -214,21 +214,39 @@ pub fn metrics_handle() -> &'static PrometheusHandle {
     })
 }
 
+/// A request's method as a metrics label: the standard ones by name, any
+/// other as `OTHER`, so clients cannot add labels without end.
+fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::TRACE => "TRACE",
+        Method::CONNECT => "CONNECT",
+        _ => "OTHER",
+    }
+}
+
 async fn record_metrics(req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = req.method().clone();
+    let method = method_label(req.method());
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let response = next.run(req).await;
     let labels = [
-        ("method", method.as_str().to_owned()),
-        ("route", route),
-        ("status", response.status().as_u16().to_string()),
+        metrics::Label::from_static_parts("method", method),
+        metrics::Label::new("route", route),
+        metrics::Label::new("status", response.status().as_u16().to_string()),
     ];
-    metrics::counter!("http_requests_total", &labels).increment(1);
-    metrics::histogram!("http_request_duration_seconds", &labels)
+    metrics::counter!("http_requests_total", labels.iter()).increment(1);
+    metrics::histogram!("http_request_duration_seconds", labels.iter())
         .record(started.elapsed().as_secs_f64());
     response
 }

@@ -72,10 +72,7 @@ pub struct ApiKey {
 pub const KEY_PREFIX: &str = "cofre_";
 
 pub fn hash_secret(secret: &str) -> String {
-    Sha256::digest(secret.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::text::hex(&Sha256::digest(secret.as_bytes()))
 }
 
 /// Formats the full bearer token.

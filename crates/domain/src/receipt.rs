@@ -114,7 +114,7 @@ fn is_heic(head: &[u8]) -> bool {
 /// The stored name of a receipt: the random bytes in lowercase hex and the
 /// type's extension.
 pub fn file_name(random: &[u8; NAME_RANDOM_BYTES], kind: ReceiptKind) -> String {
-    let mut name: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    let mut name = crate::text::hex(random);
     name.push('.');
     name.push_str(kind.extension());
     name

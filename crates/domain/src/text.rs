@@ -60,6 +60,17 @@ pub fn currency(field: &str, value: &str) -> Result<String, DomainError> {
 
 /// Case- and accent-insensitive key, so "Água" sorts beside "agua" and
 /// "Educação" before "Lazer" regardless of database collation.
+/// `bytes` in lowercase hex, two digits a byte.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
+}
+
 pub fn sort_key(title: &str) -> String {
     title
         .chars()
@@ -90,6 +101,12 @@ fn fold_accent(c: char) -> char {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_two_lowercase_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(hex(&[]), "");
+    }
 
     #[test]
     fn titles_are_trimmed_and_bounded() {

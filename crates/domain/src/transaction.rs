@@ -388,8 +388,7 @@ fn fingerprint(input: &NewTransactionInput) -> String {
         input.installments,
         input.recurrence,
     );
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&Sha256::digest(text.as_bytes()))
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -116,23 +116,27 @@ impl SqlStore {
         &self,
         user: UserId,
     ) -> StoreResult<HashMap<AccountId, Arc<CardMoney>>> {
-        let mut conn = self.pool.acquire().await?;
-        let rows = sqlx::query(
-            "SELECT a.id, b.money_version FROM accounts a \
-             JOIN account_balances b ON b.account_id = a.id \
-             WHERE a.user_id = $1 AND a.type = 'CREDIT'",
-        )
-        .bind(user.to_string())
-        .fetch_all(&mut *conn)
-        .await?;
-        let mut cards = HashMap::with_capacity(rows.len());
-        for row in &rows {
-            let card = AccountId(get_uuid(row, "id")?);
-            let version: i64 = row.try_get("money_version")?;
+        // The versions are one short read; a card is read from the database
+        // only when its money changed since it was kept.
+        let versions = Sql::with(
+            format!(
+                "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(a.id, b.money_version)), '[]') AS TEXT) \
+                 FROM accounts a JOIN account_balances b ON b.account_id = a.id \
+                 WHERE a.user_id = $1 AND a.type = 'CREDIT'"
+            ),
+            [Arg::Text(user.to_string())],
+        );
+        let text = self.reads.text(versions).await?.unwrap_or_else(|| "[]".to_owned());
+        let versions: Vec<(String, i64)> = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("card versions: {e}")))?;
+        let mut cards = HashMap::with_capacity(versions.len());
+        for (id, version) in versions {
+            let card = AccountId(Uuid::try_parse(&id).map_err(|_| corrupt("id", &id))?);
             // Concurrent first reads of a card load it once.
             let kept = self
                 .cards
                 .try_get_with(card, async {
+                    let mut conn = self.pool.acquire().await?;
                     let nothing = CardMoney::new(-1, Vec::new(), Vec::new());
                     refresh_card(&mut conn, card, &nothing, version)
                         .await
@@ -143,6 +147,7 @@ impl SqlStore {
             let money = if kept.version >= version {
                 kept
             } else {
+                let mut conn = self.pool.acquire().await?;
                 let fresh = Arc::new(refresh_card(&mut conn, card, &kept, version).await?);
                 self.cards.insert(card, fresh.clone()).await;
                 fresh

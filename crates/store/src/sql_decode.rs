@@ -245,20 +245,40 @@ fn decode_entries(text: &str) -> StoreResult<Vec<Transaction>> {
     raw.into_iter().map(RawTx::into_transaction).collect()
 }
 
-/// A boolean as each backend writes it in JSON: `true` or `1`.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum JsonBool {
-    Bool(bool),
-    Int(i64),
-}
+/// A boolean as each backend writes it in JSON: `true` or `1`. Read by a
+/// visitor of its own: serde's untagged enums buffer the value and build
+/// an error for each variant that does not match, on every row.
+struct JsonBool(bool);
 
 impl JsonBool {
     fn get(self) -> bool {
-        match self {
-            JsonBool::Bool(b) => b,
-            JsonBool::Int(i) => i != 0,
+        self.0
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for JsonBool {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = JsonBool;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a boolean, or 0 or 1")
+            }
+
+            fn visit_bool<E>(self, value: bool) -> Result<JsonBool, E> {
+                Ok(JsonBool(value))
+            }
+
+            fn visit_i64<E>(self, value: i64) -> Result<JsonBool, E> {
+                Ok(JsonBool(value != 0))
+            }
+
+            fn visit_u64<E>(self, value: u64) -> Result<JsonBool, E> {
+                Ok(JsonBool(value != 0))
+            }
         }
+        deserializer.deserialize_any(Visitor)
     }
 }
 
