@@ -252,7 +252,6 @@ impl SqlStore {
         to: BillMonth,
         by: &TotalsBy,
     ) -> StoreResult<Vec<EntryTotal>> {
-        let mut conn = self.pool.acquire().await?;
         let (first, last) = (from.key(), to.key());
         // Each query's rows come back as one JSON array, as pages and card
         // days do: handing hundreds of rows over one by one cost most of
@@ -364,7 +363,7 @@ impl SqlStore {
             }
         }
         query.push(") g");
-        let text: String = query.query_scalar()?.fetch_one(&mut *conn).await?;
+        let text = self.read_array(query).await?;
         let raw: Vec<RawTotal> = serde_json::from_str(&text)
             .map_err(|e| StoreError::Corrupt(format!("entry totals: {e}")))?;
         raw.into_iter().map(RawTotal::decode).collect()
@@ -376,20 +375,22 @@ impl SqlStore {
         after: Date,
         currency: &str,
     ) -> StoreResult<Vec<PostedDay>> {
-        let mut conn = self.pool.acquire().await?;
         // Summed over the user's accounts by triggers (migration 0011): a
         // range of one row a day.
-        let text: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(date, banks, cards)), '[]') AS TEXT) \
-             FROM (SELECT date, banks, cards FROM user_day_balances \
-             WHERE user_id = $1 AND currency = $2 AND date > $3 AND (banks <> 0 OR cards <> 0) \
-             ORDER BY date) g"
-        )))
-        .bind(user.to_string())
-        .bind(currency)
-        .bind(format_date(after))
-        .fetch_one(&mut *conn)
-        .await?;
+        let query = Sql::with(
+            format!(
+                "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(date, banks, cards)), '[]') AS TEXT) \
+                 FROM (SELECT date, banks, cards FROM user_day_balances \
+                 WHERE user_id = $1 AND currency = $2 AND date > $3 AND (banks <> 0 OR cards <> 0) \
+                 ORDER BY date) g"
+            ),
+            [
+                Arg::Text(user.to_string()),
+                Arg::from(currency),
+                Arg::Text(format_date(after)),
+            ],
+        );
+        let text = self.read_array(query).await?;
         let raw: Vec<(&str, i64, i64)> = serde_json::from_str(&text)
             .map_err(|e| StoreError::Corrupt(format!("posted days: {e}")))?;
         raw.into_iter()
@@ -409,19 +410,21 @@ impl SqlStore {
         after: Date,
         to: Date,
     ) -> StoreResult<Vec<DayAmount>> {
-        let mut conn = self.pool.acquire().await?;
-        let text: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(account_id, date, cents)), '[]') AS TEXT) \
-             FROM (SELECT account_id, date, CAST(SUM(CASE WHEN type = 'CREDIT' THEN amount_cents \
-             ELSE -amount_cents END) AS BIGINT) AS cents FROM transactions \
-             WHERE user_id = $1 AND status = 'PENDING' AND date > $2 AND date <= $3 \
-             GROUP BY account_id, date) g"
-        )))
-        .bind(user.to_string())
-        .bind(format_date(after))
-        .bind(format_date(to))
-        .fetch_one(&mut *conn)
-        .await?;
+        let query = Sql::with(
+            format!(
+                "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(account_id, date, cents)), '[]') AS TEXT) \
+                 FROM (SELECT account_id, date, CAST(SUM(CASE WHEN type = 'CREDIT' THEN amount_cents \
+                 ELSE -amount_cents END) AS BIGINT) AS cents FROM transactions \
+                 WHERE user_id = $1 AND status = 'PENDING' AND date > $2 AND date <= $3 \
+                 GROUP BY account_id, date) g"
+            ),
+            [
+                Arg::Text(user.to_string()),
+                Arg::Text(format_date(after)),
+                Arg::Text(format_date(to)),
+            ],
+        );
+        let text = self.read_array(query).await?;
         decode_days(&text)
     }
 }

@@ -126,7 +126,7 @@ impl SqlStore {
             ),
             [Arg::Text(user.to_string())],
         );
-        let text = self.reads.text(versions).await?.unwrap_or_else(|| "[]".to_owned());
+        let text = self.read_array(versions).await?;
         let versions: Vec<(String, i64)> = serde_json::from_str(&text)
             .map_err(|e| StoreError::Corrupt(format!("card versions: {e}")))?;
         let mut cards = HashMap::with_capacity(versions.len());
@@ -222,33 +222,33 @@ impl SqlStore {
     }
 
     async fn month_items_of(&self, user: UserId, month: BillMonth) -> StoreResult<Vec<MonthItem>> {
-        let mut conn = self.pool.acquire().await?;
         // The month's visible rows off the cards, already summed by
         // account, type, status and kind by triggers (migration 0007): a
-        // few dozen rows however many the month holds.
-        let rows = sqlx::query(
-            "SELECT m.account_id, m.type, m.status, m.kind, m.cents \
-             FROM month_totals m JOIN accounts a ON a.id = m.account_id \
-             WHERE a.user_id = $1 AND a.type <> 'CREDIT' AND m.month = $2 AND m.cents <> 0",
-        )
-        .bind(user.to_string())
-        .bind(month.key())
-        .fetch_all(&mut *conn)
-        .await?;
+        // few dozen rows however many the month holds, as one short read.
+        let query = Sql::with(
+            format!(
+                "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(m.account_id, m.type, m.status, \
+                 m.kind, m.cents)), '[]') AS TEXT) \
+                 FROM month_totals m JOIN accounts a ON a.id = m.account_id \
+                 WHERE a.user_id = $1 AND a.type <> 'CREDIT' AND m.month = $2 AND m.cents <> 0"
+            ),
+            [Arg::Text(user.to_string()), Arg::Text(month.key())],
+        );
+        let text = self.read_array(query).await?;
+        let rows: Vec<(&str, &str, &str, &str, i64)> = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("month totals: {e}")))?;
         let mut items = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let (tx_type, status, kind): (String, String, String) =
-                (row.try_get("type")?, row.try_get("status")?, row.try_get("kind")?);
+        for (account, tx_type, status, kind, cents) in rows {
             items.push(MonthItem {
-                account_id: AccountId(get_uuid(row, "account_id")?),
-                tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
-                status: TxStatus::parse(&status).ok_or_else(|| corrupt("status", &status))?,
-                kind: match kind.as_str() {
+                account_id: AccountId(Uuid::try_parse(account).map_err(|_| corrupt("account_id", account))?),
+                tx_type: TxType::parse(tx_type).ok_or_else(|| corrupt("type", tx_type))?,
+                status: TxStatus::parse(status).ok_or_else(|| corrupt("status", status))?,
+                kind: match kind {
                     "installment" => ItemKind::Installment,
                     "recurrence" => ItemKind::Recurrence,
                     _ => ItemKind::Plain,
                 },
-                amount: Money::from_cents(row.try_get("cents")?),
+                amount: Money::from_cents(cents),
             });
         }
         Ok(items)

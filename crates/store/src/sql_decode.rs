@@ -230,11 +230,7 @@ impl SqlStore {
     /// [`fetch_entries`] outside a write, as short reads run.
     async fn read_entries(&self, mut query: Sql) -> StoreResult<Vec<Transaction>> {
         query.push(") p");
-        // An aggregate answers one row, whatever it sums.
-        match self.reads.text(query).await? {
-            Some(text) => decode_entries(&text),
-            None => Ok(Vec::new()),
-        }
+        decode_entries(&self.read_array(query).await?)
     }
 }
 

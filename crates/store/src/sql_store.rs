@@ -190,6 +190,12 @@ impl SqlStore {
         }
     }
 
+    /// The JSON array an aggregate query answers, as a short read (its one
+    /// row always comes; `[]` stands in should none).
+    async fn read_array(&self, sql: Sql) -> StoreResult<String> {
+        Ok(self.reads.text(sql).await?.unwrap_or_else(|| "[]".to_owned()))
+    }
+
     /// The user's `counter` now (-1 for no such user).
     async fn user_version(&self, user: UserId, counter: UserVersion) -> StoreResult<i64> {
         let sql = match counter {
