@@ -58,8 +58,6 @@ pub fn currency(field: &str, value: &str) -> Result<String, DomainError> {
     }
 }
 
-/// Case- and accent-insensitive key, so "Água" sorts beside "agua" and
-/// "Educação" before "Lazer" regardless of database collation.
 /// `bytes` in lowercase hex, two digits a byte.
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -71,6 +69,8 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Case- and accent-insensitive key, so "Água" sorts beside "agua" and
+/// "Educação" before "Lazer" regardless of database collation.
 pub fn sort_key(title: &str) -> String {
     title
         .chars()

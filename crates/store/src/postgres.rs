@@ -55,12 +55,12 @@ struct Reads(sqlx::Pool<Db>);
 
 impl Reads {
     /// The first column of the one row `sql` answers, as text.
-    async fn text(&self, sql: crate::sql_text::Sql) -> Result<Option<String>, crate::StoreError> {
+    async fn text(&self, sql: Sql) -> Result<Option<String>, crate::StoreError> {
         pool_one(&self.0, sql).await
     }
 
     /// The first column of the one row `sql` answers, as a number.
-    async fn int(&self, sql: crate::sql_text::Sql) -> Result<Option<i64>, crate::StoreError> {
+    async fn int(&self, sql: Sql) -> Result<Option<i64>, crate::StoreError> {
         pool_one(&self.0, sql).await
     }
 }

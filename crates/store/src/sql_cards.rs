@@ -131,7 +131,7 @@ impl SqlStore {
             .map_err(|e| StoreError::Corrupt(format!("card versions: {e}")))?;
         let mut cards = HashMap::with_capacity(versions.len());
         for (id, version) in versions {
-            let card = AccountId(Uuid::try_parse(&id).map_err(|_| corrupt("id", &id))?);
+            let card = AccountId(parse_uuid("id", &id)?);
             // Concurrent first reads of a card load it once.
             let kept = self
                 .cards
@@ -240,7 +240,7 @@ impl SqlStore {
         let mut items = Vec::with_capacity(rows.len());
         for (account, tx_type, status, kind, cents) in rows {
             items.push(MonthItem {
-                account_id: AccountId(Uuid::try_parse(account).map_err(|_| corrupt("account_id", account))?),
+                account_id: AccountId(parse_uuid("account_id", account)?),
                 tx_type: TxType::parse(tx_type).ok_or_else(|| corrupt("type", tx_type))?,
                 status: TxStatus::parse(status).ok_or_else(|| corrupt("status", status))?,
                 kind: match kind {

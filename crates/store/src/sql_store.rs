@@ -119,7 +119,7 @@ fn shared_error(err: Arc<StoreError>) -> StoreError {
 
 /// The first column of the one row `sql` answers, read on a pooled
 /// connection.
-async fn pool_one<T>(pool: &sqlx::Pool<Db>, sql: crate::sql_text::Sql) -> StoreResult<Option<T>>
+async fn pool_one<T>(pool: &sqlx::Pool<Db>, sql: Sql) -> StoreResult<Option<T>>
 where
     (T,): for<'r> sqlx::FromRow<'r, DbRow>,
     T: Send + Unpin,

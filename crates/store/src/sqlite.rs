@@ -57,7 +57,7 @@ enum Reads {
 
 impl Reads {
     /// The first column of the one row `sql` answers, as text.
-    async fn text(&self, sql: crate::sql_text::Sql) -> Result<Option<String>, crate::StoreError> {
+    async fn text(&self, sql: Sql) -> Result<Option<String>, crate::StoreError> {
         match self {
             Reads::Thread(reads) => reads.one(&sql),
             Reads::Pool(pool) => pool_one(pool, sql).await,
@@ -65,7 +65,7 @@ impl Reads {
     }
 
     /// The first column of the one row `sql` answers, as a number.
-    async fn int(&self, sql: crate::sql_text::Sql) -> Result<Option<i64>, crate::StoreError> {
+    async fn int(&self, sql: Sql) -> Result<Option<i64>, crate::StoreError> {
         match self {
             Reads::Thread(reads) => reads.one(&sql),
             Reads::Pool(pool) => pool_one(pool, sql).await,
@@ -99,8 +99,9 @@ impl SqlStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
+        let file = options.get_filename().to_owned();
         let changes = Changes(std::sync::Arc::new(crate::change_stamp::WalWatch::new(
-            options.get_filename(),
+            &file,
         )));
         // A connection to a local file cannot go stale, so the pool does not
         // ping it before each use: that was one more hand-off to the
@@ -108,15 +109,14 @@ impl SqlStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .test_before_acquire(false)
-            .connect_with(options.clone())
+            .connect_with(options)
             .await?;
         let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
         // A database in memory has no file (the pool made it): only the
         // pool's connections can see it.
-        let file = options.get_filename();
         let reads = if file.is_file() {
             Reads::Thread(std::sync::Arc::new(crate::sync_reads::SyncReads::new(
-                file,
+                &file,
                 BUSY_TIMEOUT,
             )))
         } else {

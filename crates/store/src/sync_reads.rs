@@ -94,9 +94,10 @@ fn run<T: FromSql>(conn: &mut Connection, sql: &Sql) -> rusqlite::Result<Option<
     // n-th value lands on `$n` wherever it stands in the text.
     let mut name = String::with_capacity(8);
     for (i, arg) in sql.args.iter().enumerate() {
+        use std::fmt::Write;
         name.clear();
-        name.push('$');
-        name.push_str(&(i + 1).to_string());
+        // Writing to a String cannot fail.
+        let _ = write!(name, "${}", i + 1);
         let index = statement
             .parameter_index(&name)?
             .ok_or(rusqlite::Error::InvalidParameterName(name.clone()))?;
