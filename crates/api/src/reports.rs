@@ -13,16 +13,12 @@ use cofre_domain::category::with_descendants;
 use cofre_domain::projection::Handle;
 use cofre_domain::report::{DayChange, Point, balance_series};
 use cofre_domain::transaction::{EntryId, Transaction, TransactionFilter, TxStatus, TxType};
-use cofre_domain::view::{bills_page, each_projected};
+use cofre_domain::view::{MAX_PROJECTED, bills_page, each_projected};
 use cofre_domain::{AccountId, CategoryId, Money, TagId, UserId};
 use cofre_store::{AccountView, EntryTotal, Store, TotalsBy};
 
 use crate::cards;
 use crate::error::{ApiError, ApiResult};
-
-/// Most projected entries one figure sums: a window holding more is
-/// refused (narrow it) rather than summed in part.
-const MAX_PROJECTED: usize = 200_000;
 
 /// Which entries a figure sums: the list endpoint's filter over whole
 /// months.
@@ -56,6 +52,16 @@ impl Scope {
             per_tag: false,
             per_account: false,
         }
+    }
+
+    /// Whole months and nothing else: no view but the ledger, no filter,
+    /// one item per account rather than per tag.
+    fn is_whole(&self) -> bool {
+        !self.cashflow
+            && self.account_ids.is_none()
+            && self.category_ids.is_none()
+            && self.tag_ids.is_none()
+            && !self.per_tag
     }
 
     fn filter(&self) -> TransactionFilter {
@@ -124,7 +130,6 @@ pub async fn items(
     today: Date,
 ) -> ApiResult<Vec<Item>> {
     let filter = scope.filter();
-    let sources = store.view_sources(user, filter.from, filter.to).await?;
     let by = match (&scope.tag_ids, scope.per_tag) {
         (_, true) => TotalsBy::Tag,
         (Some(tags), false) => TotalsBy::WithTags(tags.clone()),
@@ -141,9 +146,29 @@ pub async fn items(
         .as_ref()
         .map(|c| c.iter().copied().collect());
     let tags: Option<HashSet<TagId>> = scope.tag_ids.as_ref().map(|t| t.iter().copied().collect());
-    let mut out: Vec<Item> = store
-        .entry_totals(user, scope.from, scope.to, &by)
-        .await?
+    let stored = store.entry_totals(user, scope.from, scope.to, &by).await?;
+    if scope.is_whole() {
+        // The projected sums of whole months are kept beside their sources.
+        let projected = store.projected_totals(user, filter.from, filter.to).await?;
+        let projected = projected.as_ref().as_ref().ok_or_else(too_many)?;
+        let projected = projected.iter().map(|t| EntryTotal {
+            account_id: Some(t.account_id),
+            month: t.month,
+            category_id: t.category_id,
+            tag_id: None,
+            tx_type: t.tx_type,
+            status: t.status,
+            transfer: false,
+            amount: t.amount,
+        });
+        return Ok(stored
+            .into_iter()
+            .chain(projected)
+            .map(Item::from)
+            .collect());
+    }
+    let sources = store.view_sources(user, filter.from, filter.to).await?;
+    let mut out: Vec<Item> = stored
         .into_iter()
         .filter(|t| {
             // Sums over accounts were filtered by the database.

@@ -333,7 +333,9 @@ impl Usage {
 /// (visible, no transfer or bill payment legs: the caller's to choose).
 #[derive(Clone, Debug, Default)]
 pub struct Spending {
-    by: HashMap<(BillMonth, Option<CategoryId>), Usage>,
+    /// Month first: a month's usage reads that month's categories only,
+    /// not every month's (rollover asks for each month since a start).
+    by: HashMap<BillMonth, HashMap<Option<CategoryId>, Usage>>,
 }
 
 impl Spending {
@@ -362,15 +364,24 @@ impl Spending {
                 committed: signed,
             }
         };
-        let slot = self.by.entry((month, category)).or_default();
+        let slot = self
+            .by
+            .entry(month)
+            .or_default()
+            .entry(category)
+            .or_default();
         *slot = slot.plus(usage);
+    }
+
+    /// Each category's usage in `month`.
+    fn month(&self, month: BillMonth) -> impl Iterator<Item = (&Option<CategoryId>, &Usage)> {
+        self.by.get(&month).into_iter().flatten()
     }
 
     /// The month's usage of the categories in `set`.
     pub fn usage(&self, month: BillMonth, set: &HashSet<CategoryId>) -> Usage {
-        self.by
-            .iter()
-            .filter(|((m, c), _)| *m == month && c.is_some_and(|c| set.contains(&c)))
+        self.month(month)
+            .filter(|(c, _)| c.is_some_and(|c| set.contains(&c)))
             .fold(Usage::default(), |acc, (_, u)| acc.plus(*u))
     }
 
@@ -380,9 +391,8 @@ impl Spending {
     /// and in `committed` each), so a salary does not hide the spending.
     pub fn outside(&self, month: BillMonth, covered: &HashSet<CategoryId>) -> Usage {
         let floor = |m: Money| m.max(Money::ZERO);
-        self.by
-            .iter()
-            .filter(|((m, c), _)| *m == month && c.is_none_or(|c| !covered.contains(&c)))
+        self.month(month)
+            .filter(|(c, _)| c.is_none_or(|c| !covered.contains(&c)))
             .fold(Usage::default(), |acc, (_, u)| {
                 acc.plus(Usage {
                     spent: floor(u.spent),

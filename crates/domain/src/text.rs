@@ -79,6 +79,16 @@ pub fn sort_key(title: &str) -> String {
         .collect()
 }
 
+/// Sorts `items` by title as people sort it ([`sort_key`]), then by the
+/// id `key` gives beside it. Each title's key is built once, not once per
+/// comparison.
+pub fn sort_by_title<T, Id: Ord>(items: &mut [T], key: impl Fn(&T) -> (&str, Id)) {
+    items.sort_by_cached_key(|item| {
+        let (title, id) = key(item);
+        (sort_key(title), id)
+    });
+}
+
 /// Unicode lower case: the form used for case-insensitive uniqueness and
 /// search on both databases.
 pub fn lower(text: &str) -> String {

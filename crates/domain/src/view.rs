@@ -8,12 +8,14 @@ use jiff::civil::Date;
 use std::collections::{HashMap, HashSet};
 
 use crate::account::SubType;
+use crate::card::BillMonth;
 use crate::projection::{Handle, InstallmentPlan, RecurrenceRule, Template};
-use crate::text::sort_key;
+use crate::text::sort_by_title;
 use crate::transaction::{
     EntryId, InstallmentRef, Page, PagePosition, TagRef, Transaction, TransactionFilter, TxStatus,
+    TxType,
 };
-use crate::{AccountId, Money, TagId};
+use crate::{AccountId, CategoryId, Money, TagId};
 
 #[derive(Clone, Debug)]
 pub struct AccountInfo {
@@ -83,11 +85,7 @@ impl ViewSources {
             .iter()
             .filter_map(|id| self.tags.get(id).cloned())
             .collect();
-        tags.sort_by(|a, b| {
-            sort_key(&a.title)
-                .cmp(&sort_key(&b.title))
-                .then(a.id.cmp(&b.id))
-        });
+        sort_by_title(&mut tags, |t| (&t.title, t.id));
         tags
     }
 
@@ -358,6 +356,63 @@ pub fn each_projected(
     seen <= limit
 }
 
+/// Most projected entries one figure sums: a window holding more is
+/// refused (narrow it) rather than summed in part.
+pub const MAX_PROJECTED: usize = 200_000;
+
+/// Projected entries of one account, month, category, type and status,
+/// summed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProjectedTotal {
+    pub account_id: AccountId,
+    pub month: BillMonth,
+    pub category_id: Option<CategoryId>,
+    pub tx_type: TxType,
+    pub status: TxStatus,
+    pub amount: Money,
+}
+
+/// Every projected entry of a whole window (no other filter) summed per
+/// account, month, category, type and status: what budgets and reports
+/// add to the stored totals. A pure function of the sources, so it can be
+/// kept beside them; `None` when the window holds more than
+/// [`MAX_PROJECTED`] entries.
+pub fn projected_totals(
+    sources: &ViewSources,
+    from: Date,
+    to: Date,
+) -> Option<Vec<ProjectedTotal>> {
+    type Key = (AccountId, BillMonth, Option<CategoryId>, TxType, TxStatus);
+    let mut sums: HashMap<Key, Money> = HashMap::new();
+    let whole = TransactionFilter::window(from, to);
+    let complete = each_projected(sources, &whole, MAX_PROJECTED, |entry| {
+        let s = &entry.state;
+        let key = (
+            entry.account_id,
+            BillMonth::of(s.date),
+            s.category_id,
+            s.tx_type,
+            s.status,
+        );
+        let slot = sums.entry(key).or_default();
+        *slot = slot.saturating_add(s.amount);
+    });
+    complete.then(|| {
+        sums.into_iter()
+            .map(
+                |((account_id, month, category_id, tx_type, status), amount)| ProjectedTotal {
+                    account_id,
+                    month,
+                    category_id,
+                    tx_type,
+                    status,
+                    amount,
+                },
+            )
+            .collect()
+    })
+}
+
 /// The bill entries of the cashflow view that a page may show: those the
 /// filter keeps, after the cursor, in list order.
 pub fn bills_page(
@@ -585,6 +640,36 @@ mod tests {
         let mut count = 0;
         assert!(!each_projected(&sources, &filter(), 60, |_| count += 1));
         assert!(count <= 60);
+    }
+
+    #[test]
+    fn projected_totals_sum_each_entry_of_the_window_once() {
+        let (sources, _) = fixture();
+        let window = filter();
+        let totals = projected_totals(&sources, window.from, window.to).unwrap();
+        type Key = (AccountId, BillMonth, Option<CategoryId>, TxType, TxStatus);
+        let mut expected: HashMap<Key, i64> = HashMap::new();
+        assert!(each_projected(&sources, &window, MAX_PROJECTED, |e| {
+            let s = &e.state;
+            let key = (
+                e.account_id,
+                BillMonth::of(s.date),
+                s.category_id,
+                s.tx_type,
+                s.status,
+            );
+            *expected.entry(key).or_default() += e.state.amount.cents();
+        }));
+        let got: HashMap<_, i64> = totals
+            .iter()
+            .map(|t| {
+                let key = (t.account_id, t.month, t.category_id, t.tx_type, t.status);
+                (key, t.amount.cents())
+            })
+            .collect();
+        assert_eq!(got.len(), totals.len(), "one total per key");
+        assert_eq!(got, expected);
+        assert!(totals.iter().map(|t| t.amount.cents()).sum::<i64>() > 0);
     }
 
     #[test]

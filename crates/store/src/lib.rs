@@ -24,7 +24,7 @@ use cofre_domain::transaction::{
     NewTransaction, Page, PageRequest, Transaction, TransactionChanges, TransactionFilter,
 };
 use cofre_domain::transfer::NewTransfer;
-use cofre_domain::view::ViewSources;
+use cofre_domain::view::{ProjectedTotal, ViewSources};
 use cofre_domain::{
     AccountId, ApiKeyId, BudgetId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId,
     TransactionId, UserId,
@@ -471,6 +471,16 @@ pub trait Store: Send + Sync + 'static {
         from: Date,
         to: Date,
     ) -> StoreResult<Arc<ViewSources>>;
+    /// The projected entries of the whole window `[from, to]` summed per
+    /// account, month, category, type and status
+    /// ([`cofre_domain::view::projected_totals`]), kept until the user's
+    /// projection sources change; `None` when the window holds too many.
+    async fn projected_totals(
+        &self,
+        user: UserId,
+        from: Date,
+        to: Date,
+    ) -> StoreResult<Arc<Option<Vec<ProjectedTotal>>>>;
     /// Writes a batch in one transaction: all of it or nothing. Accounts,
     /// categories and tags it names must be the user's.
     async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()>;

@@ -334,17 +334,6 @@ fn parse_tags(raw: Option<Vec<RawTag>>) -> StoreResult<Vec<TagRef>> {
     Ok(tags)
 }
 
-/// Tags in the order the API lists them: by title as people sort it,
-/// then by id.
-fn sort_by_title<T>(tags: &mut [T], key: impl Fn(&T) -> (&str, TagId)) {
-    tags.sort_by(|a, b| {
-        let ((title_a, id_a), (title_b, id_b)) = (key(a), key(b));
-        sort_key(title_a)
-            .cmp(&sort_key(title_b))
-            .then(id_a.cmp(&id_b))
-    });
-}
-
 fn parse_uuid(column: &str, text: &str) -> StoreResult<Uuid> {
     Uuid::try_parse(text).map_err(|_| corrupt(column, text))
 }

@@ -32,11 +32,7 @@ async fn fetch_categories(
         .iter()
         .map(category_from_row)
         .collect::<StoreResult<Vec<_>>>()?;
-    list.sort_by(|a, b| {
-        sort_key(&a.title)
-            .cmp(&sort_key(&b.title))
-            .then(a.id.cmp(&b.id))
-    });
+    sort_by_title(&mut list, |c| (&c.title, c.id));
     Ok(list)
 }
 

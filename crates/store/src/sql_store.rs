@@ -22,7 +22,7 @@ use cofre_domain::projection::Handle;
 use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Schedule, Template};
 use cofre_domain::series::{Series, SeriesRef, SeriesState, SeriesWrite};
 use cofre_domain::tag::{NewTag, Tag, TagChanges};
-use cofre_domain::text::sort_key;
+use cofre_domain::text::sort_by_title;
 use cofre_domain::time::{format_date, format_timestamp, parse_date};
 use cofre_domain::transaction::{
     self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageRequest, SeriesLink,
@@ -30,7 +30,7 @@ use cofre_domain::transaction::{
     TxType, search_text,
 };
 use cofre_domain::bills::card_info;
-use cofre_domain::view::{AccountInfo, ViewSources};
+use cofre_domain::view::{AccountInfo, ProjectedTotal, ViewSources, projected_totals};
 use cofre_domain::{
     AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
     UserId,
@@ -136,11 +136,17 @@ enum UserVersion {
     Sources,
 }
 
+/// A user's days `[from, to]`, as projection caches key them.
+type Window = (UserId, Date, Date);
+
 #[derive(Clone)]
 pub struct SqlStore {
     pool: sqlx::Pool<Db>,
     /// Projection sources per (user, window).
-    sources: Arc<VersionedCache<(UserId, Date, Date), ViewSources>>,
+    sources: Arc<VersionedCache<Window, ViewSources>>,
+    /// The projected entries of a whole window summed, per (user,
+    /// window), at the same version as the sources they come from.
+    projected: Arc<VersionedCache<Window, Option<Vec<ProjectedTotal>>>>,
     /// Each card's money, at the card's money version it was read at.
     cards: moka::future::Cache<AccountId, Arc<CardMoney>>,
     /// How write transactions start (group commit on SQLite).
@@ -161,8 +167,9 @@ pub struct SqlStore {
 const KEY_CACHE_BYTES: u64 = 8 << 20;
 
 impl SqlStore {
-    /// A store over `pool` whose caches keep about `cache_bytes`: three
-    /// quarters for projection sources, the rest for card money.
+    /// A store over `pool` whose caches keep about `cache_bytes`: five
+    /// eighths for projection sources, an eighth for their summed
+    /// entries, the rest for card money.
     fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes, reads: Reads) -> Self {
         Self {
             writes: Writes::new(&pool),
@@ -178,9 +185,14 @@ impl SqlStore {
                 .build(),
             pool,
             sources: Arc::new(VersionedCache::new(
-                cache_bytes / 4 * 3,
+                cache_bytes / 8 * 5,
                 ViewSources::approx_bytes,
             )),
+            projected: Arc::new(VersionedCache::new(cache_bytes / 8, |totals| {
+                totals
+                    .as_ref()
+                    .map_or(0, |t| t.capacity() * std::mem::size_of::<ProjectedTotal>())
+            })),
             cards: moka::future::Cache::builder()
                 .max_capacity(cache_bytes / 4)
                 .weigher(|_, card: &Arc<CardMoney>| {
@@ -188,6 +200,23 @@ impl SqlStore {
                 })
                 .build(),
         }
+    }
+
+    /// The projection sources of `[from, to]` at the sources `version`
+    /// read before.
+    async fn sources_at(
+        &self,
+        user: UserId,
+        from: Date,
+        to: Date,
+        version: i64,
+    ) -> StoreResult<Arc<ViewSources>> {
+        self.sources
+            .get_or_load((user, from, to), version, async {
+                let mut conn = self.pool.acquire().await?;
+                load_view_sources(&mut conn, user, from, to).await
+            })
+            .await
     }
 
     /// The JSON array an aggregate query answers, as a short read (its one
@@ -512,10 +541,20 @@ impl Store for SqlStore {
         to: Date,
     ) -> StoreResult<Arc<ViewSources>> {
         let version = self.user_version(user, UserVersion::Sources).await?;
-        self.sources
+        self.sources_at(user, from, to, version).await
+    }
+
+    async fn projected_totals(
+        &self,
+        user: UserId,
+        from: Date,
+        to: Date,
+    ) -> StoreResult<Arc<Option<Vec<ProjectedTotal>>>> {
+        let version = self.user_version(user, UserVersion::Sources).await?;
+        self.projected
             .get_or_load((user, from, to), version, async {
-                let mut conn = self.pool.acquire().await?;
-                load_view_sources(&mut conn, user, from, to).await
+                let sources = self.sources_at(user, from, to, version).await?;
+                Ok(projected_totals(&sources, from, to))
             })
             .await
     }

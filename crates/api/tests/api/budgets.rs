@@ -418,10 +418,42 @@ async fn rollover_and_the_warning_threshold(backend: Backend) {
     );
 }
 
+/// Projected entries are summed once per change of what they are made
+/// from: each new rule or plan shows in the very next status.
+async fn new_rules_and_plans_show_in_the_next_status(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let (bank, card) = app.bank_and_card().await;
+    let id = text(
+        &budget(
+            &app,
+            json!({"category_id": ALIMENTACAO, "amount": 500, "starts_on": "2026-10"}),
+        )
+        .await,
+        "id",
+    )
+    .to_owned();
+    let committed = |s: &Value| cents(&row(s, &id)["committed"]);
+    assert_eq!(committed(&status(&app, "2027-01").await), 0);
+    app.tx(
+        json!({"account_id": bank, "type": "DEBIT", "amount": 40, "description": "Feira",
+        "date": "2026-12-15", "category_id": ALIMENTACAO,
+        "recurrence": {"frequency": "MONTHLY", "count": 3}}),
+    )
+    .await;
+    assert_eq!(committed(&status(&app, "2027-01").await), 4_000);
+    app.tx(
+        json!({"account_id": card, "type": "DEBIT", "amount": 90, "description": "Panelas",
+        "date": "2026-12-20", "category_id": ALIMENTACAO, "installments": {"count": 3}}),
+    )
+    .await;
+    assert_eq!(committed(&status(&app, "2027-01").await), 4_000 + 3_000);
+}
+
 on_both_backends!(
     budgets_are_created_read_changed_and_deleted,
     bad_budgets_are_refused_field_by_field,
     one_budget_per_category_and_month,
     installments_count_in_their_own_months,
     rollover_and_the_warning_threshold,
+    new_rules_and_plans_show_in_the_next_status,
 );
