@@ -100,12 +100,31 @@ impl ApiConfig {
     }
 }
 
+/// What every handler and middleware shares. axum clones a route's state
+/// for every request (and again for each layer that holds it): behind one
+/// `Arc`, that is one reference count, not one per part.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Services>);
+
+pub struct Services {
     pub store: Arc<dyn Store>,
     pub clock: Clock,
     pub limiter: Arc<dyn Limiter>,
     pub config: Arc<ApiConfig>,
+}
+
+impl AppState {
+    pub fn new(services: Services) -> Self {
+        Self(Arc::new(services))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.0
+    }
 }
 
 /// The authenticated `/v1` routes, the public operations routes, and the
@@ -129,10 +148,10 @@ pub fn router(state: AppState) -> Router {
     // Install the recorder before the first request is counted.
     metrics_handle();
     let (v1, operations, openapi) = parts();
-    let cache = read_cache::CacheState {
+    let cache = Arc::new(read_cache::CacheState {
         cache: Arc::new(read_cache::ReadCache::new(state.config.read_cache_bytes)),
         clock: state.clock.clone(),
-    };
+    });
     // Authentication runs first, then the read cache, then the replay of
     // requests the database rolled back on a conflict, then the handler.
     let v1 = v1
@@ -159,9 +178,8 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::extract::DefaultBodyLimit::max(extract::JSON_BODY_LIMIT))
         .layer(middleware::from_fn(move |req: Request, next: Next| {
-            within_deadline(deadline, req, next)
+            measured_within_deadline(deadline, req, next)
         }))
-        .layer(middleware::from_fn(record_metrics))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::Internal("handler panicked".into()).into_response()
         }))
@@ -180,12 +198,37 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Runs a request [`within_deadline`] and counts it in the metrics (its
+/// answer and how long it took, a cut-off one included): one middleware
+/// for both, as each layer costs every request a boxed call.
+async fn measured_within_deadline(deadline: Duration, req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = method_label(req.method());
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let response = within_deadline(deadline, next.run(req)).await;
+    let labels = [
+        metrics::Label::from_static_parts("method", method),
+        metrics::Label::new("route", route),
+        metrics::Label::new("status", response.status().as_u16().to_string()),
+    ];
+    metrics::counter!("http_requests_total", labels.iter()).increment(1);
+    metrics::histogram!("http_request_duration_seconds", labels.iter())
+        .record(started.elapsed().as_secs_f64());
+    response
+}
+
 /// Cuts a request off at `deadline`: dropping the handler's future rolls
 /// back a write transaction it holds open, and frees its connection, so no
 /// request can hold the server. Work that never yields cannot be cut off
 /// this way; that is why every loop over dates is bounded by construction.
-async fn within_deadline(deadline: Duration, req: Request, next: Next) -> Response {
-    match tokio::time::timeout(deadline, next.run(req)).await {
+async fn within_deadline(
+    deadline: Duration,
+    handler: impl std::future::Future<Output = Response>,
+) -> Response {
+    match tokio::time::timeout(deadline, handler).await {
         Ok(response) => response,
         Err(_) => {
             metrics::counter!("http_requests_cut_off_total").increment(1);
@@ -230,23 +273,4 @@ fn method_label(method: &axum::http::Method) -> &'static str {
         Method::CONNECT => "CONNECT",
         _ => "OTHER",
     }
-}
-
-async fn record_metrics(req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = method_label(req.method());
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let response = next.run(req).await;
-    let labels = [
-        metrics::Label::from_static_parts("method", method),
-        metrics::Label::new("route", route),
-        metrics::Label::new("status", response.status().as_u16().to_string()),
-    ];
-    metrics::counter!("http_requests_total", labels.iter()).increment(1);
-    metrics::histogram!("http_request_duration_seconds", labels.iter())
-        .record(started.elapsed().as_secs_f64());
-    response
 }

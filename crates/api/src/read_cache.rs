@@ -135,8 +135,7 @@ impl ReadCache {
 }
 
 /// What the middleware needs: the cache and the clock that says which day
-/// it is.
-#[derive(Clone)]
+/// it is (shared behind one `Arc`, cloned for every request).
 pub struct CacheState {
     pub cache: Arc<ReadCache>,
     pub clock: Clock,
@@ -182,7 +181,11 @@ async fn keepable(response: Response, largest: usize) -> Result<Answer, Response
 
 /// Middleware for `/v1`, inside authentication: answers a `GET` from the
 /// cache when it can, and keeps what the handler answers with 200.
-pub async fn serve_cached(State(state): State<CacheState>, req: Request, next: Next) -> Response {
+pub async fn serve_cached(
+    State(state): State<Arc<CacheState>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let principal = match req.extensions().get::<Principal>() {
         Some(p) if req.method() == Method::GET && p.scopes.contains(&Scope::Read) => p.clone(),
         _ => return next.run(req).await,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cofre_api::admin::{self, IssuedKey};
-use cofre_api::{ApiConfig, AppState};
+use cofre_api::{ApiConfig, AppState, Services};
 use cofre_domain::auth::{format_scopes, parse_scopes};
 use cofre_domain::time::format_timestamp;
 use cofre_domain::{ApiKeyId, UserId};
@@ -282,7 +282,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             }
             let receipts = args.receipts.storage()?;
             receipts.prepare().await?;
-            let state = AppState {
+            let state = AppState::new(Services {
                 store,
                 clock,
                 limiter,
@@ -300,7 +300,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     request_timeout: Duration::from_secs(args.request_timeout),
                     metrics_token: args.metrics_token()?,
                 }),
-            };
+            });
             serve(listener, state, Duration::from_secs(args.shutdown_grace)).await
         }
         Command::Users(UsersCommand::Create { name }) => {

@@ -16,7 +16,7 @@ use jiff::tz::TimeZone;
 
 use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
 use cofre_api::rate_limit::MemoryLimiter;
-use cofre_api::{ApiConfig, AppState, admin};
+use cofre_api::{ApiConfig, AppState, Services, admin};
 use cofre_domain::account::AccountType;
 use cofre_domain::auth::Scope;
 use cofre_domain::time::Clock;
@@ -77,7 +77,7 @@ pub async fn heavy(dir: &Path, name: &str, rows: usize, clock: &Clock) -> Heavy 
     )
     .await
     .expect("api key");
-    let state = AppState {
+    let state = AppState::new(Services {
         store: store.clone(),
         clock: clock.clone(),
         limiter: Arc::new(MemoryLimiter::new()),
@@ -89,7 +89,7 @@ pub async fn heavy(dir: &Path, name: &str, rows: usize, clock: &Clock) -> Heavy 
             read_cache_bytes: 0,
             ..ApiConfig::default()
         }),
-    };
+    });
     Heavy {
         store,
         user,

@@ -11,7 +11,7 @@ use tower::ServiceExt;
 
 use cofre_api::admin::issue_key;
 use cofre_api::rate_limit::{Limiter, MemoryLimiter};
-use cofre_api::{ApiConfig, AppState};
+use cofre_api::{ApiConfig, AppState, Services};
 use cofre_domain::UserId;
 use cofre_domain::auth::Scope;
 use cofre_domain::time::Clock;
@@ -211,12 +211,12 @@ impl TestApp {
         let database_url = url.clone();
         let now: jiff::Timestamp = now.parse().expect("now");
         let zone = jiff::tz::TimeZone::get("America/Sao_Paulo").expect("zone");
-        let state = AppState {
+        let state = AppState::new(Services {
             store: store.clone(),
             clock: Clock::new(Some(now), zone),
             limiter,
             config: Arc::new(config),
-        };
+        });
         let router = cofre_api::router(state.clone());
         let mut app = TestApp {
             router,
@@ -414,10 +414,12 @@ impl TestApp {
     /// the same users and keys, counting its rate limits with `limiter`.
     /// Keep this app alive while it is used.
     pub fn server_with(&self, limiter: Arc<dyn Limiter>) -> TestApp {
-        let state = AppState {
+        let state = AppState::new(Services {
             limiter,
-            ..self.state.clone()
-        };
+            store: self.state.store.clone(),
+            clock: self.state.clock.clone(),
+            config: self.state.config.clone(),
+        });
         TestApp {
             router: cofre_api::router(state.clone()),
             store: self.store.clone(),
