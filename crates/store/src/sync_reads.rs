@@ -33,10 +33,6 @@ const MAX_IDLE: usize = 16;
 /// filter and page size, a few dozen shapes in all.
 const STATEMENT_CACHE: usize = 64;
 
-/// Bytes of the database file each reader maps (SQLite maps no more than
-/// the file holds).
-const MMAP_BYTES: i64 = 1 << 30;
-
 /// Readers of one database file.
 pub(crate) struct SyncReads {
     path: PathBuf,
@@ -79,13 +75,6 @@ impl SyncReads {
         conn.busy_timeout(self.busy_timeout)?;
         // Reads only: a statement that would write fails instead.
         conn.pragma_update(None, "query_only", true)?;
-        // The database file read through a shared mapping of the OS page
-        // cache instead of a copy of each page into this connection's own
-        // (pages in the WAL are still read as before). A read of a row
-        // among thousands touches a few pages no connection has cached:
-        // copying them in was a fifth of a point read's cost. Virtual
-        // memory only; the pages are the ones the OS caches anyway.
-        conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(conn)
     }
