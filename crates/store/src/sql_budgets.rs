@@ -260,7 +260,8 @@ impl SqlStore {
         let mut query = Sql::new(format!(
             "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({columns})), '[]') AS TEXT) FROM ("
         ));
-        match by {
+        // Whether one group may come as several rows, to be merged here.
+        let to_merge = match by {
             TotalsBy::Category {
                 over_accounts: true,
                 only: None,
@@ -286,6 +287,7 @@ impl SqlStore {
                 if *without_cards {
                     query.push(" AND card = ").push_bind(false);
                 }
+                true
             }
             // Summed by triggers (migration 0010): a few rows per account,
             // month and category, however many rows the months hold.
@@ -321,6 +323,7 @@ impl SqlStore {
                 if *over_accounts {
                     query.push(" GROUP BY m.month, m.category_id, m.type, m.status, m.transfer");
                 }
+                false
             }
             // Tags live on rows, not in the totals: the rows of the months
             // are summed here, one group per tag a row carries.
@@ -360,21 +363,15 @@ impl SqlStore {
                      t.type, t.status, t.transfer_group_id IS NOT NULL",
                     if per_tag { ", tt.tag_id" } else { "" },
                 ));
+                false
             }
-        }
+        };
         query.push(") g");
         let text = self.read_array(query).await?;
         let raw: Vec<RawTotal> = serde_json::from_str(&text)
             .map_err(|e| StoreError::Corrupt(format!("entry totals: {e}")))?;
         let totals = raw.into_iter().map(RawTotal::decode);
-        if !matches!(
-            by,
-            TotalsBy::Category {
-                over_accounts: true,
-                only: None,
-                ..
-            }
-        ) {
+        if !to_merge {
             return totals.collect();
         }
         let mut merged: HashMap<EntryTotal, Money> = HashMap::new();

@@ -290,7 +290,10 @@ async fn one_budget_per_category_and_month(backend: Backend) {
     response.ok(200);
 }
 
-async fn installments_count_in_their_own_months(backend: Backend) {
+/// A fresh app with a bank account and a card, and a budget of 500.00 a
+/// month for ALIMENTACAO from October 2026: the app, the account, the
+/// card and the budget's id.
+async fn food_budget_with_accounts(backend: Backend) -> (TestApp, String, String, String) {
     let app = TestApp::start(backend).await;
     let (bank, card) = app.bank_and_card().await;
     let id = text(
@@ -302,6 +305,11 @@ async fn installments_count_in_their_own_months(backend: Backend) {
         "id",
     )
     .to_owned();
+    (app, bank, card, id)
+}
+
+async fn installments_count_in_their_own_months(backend: Backend) {
+    let (app, bank, card, id) = food_budget_with_accounts(backend).await;
     // 3 x 100.00 on the card from October; a refund and a restaurant
     // (subcategory) in November; a transfer and a bill payment that carry
     // the category count nowhere.
@@ -421,17 +429,7 @@ async fn rollover_and_the_warning_threshold(backend: Backend) {
 /// Projected entries are summed once per change of what they are made
 /// from: each new rule or plan shows in the very next status.
 async fn new_rules_and_plans_show_in_the_next_status(backend: Backend) {
-    let app = TestApp::start(backend).await;
-    let (bank, card) = app.bank_and_card().await;
-    let id = text(
-        &budget(
-            &app,
-            json!({"category_id": ALIMENTACAO, "amount": 500, "starts_on": "2026-10"}),
-        )
-        .await,
-        "id",
-    )
-    .to_owned();
+    let (app, bank, card, id) = food_budget_with_accounts(backend).await;
     let committed = |s: &Value| cents(&row(s, &id)["committed"]);
     assert_eq!(committed(&status(&app, "2027-01").await), 0);
     app.tx(
