@@ -132,6 +132,16 @@ async fn write_budget(
     Ok(())
 }
 
+/// The columns of a summed group, in [`RawTotal`]'s order.
+const TOTAL_COLUMNS: &str = "account_id, month, category_id, tag_id, type, status, transfer, cents";
+
+/// The summed groups of a JSON array of [`TOTAL_COLUMNS`].
+fn decode_totals(text: &str) -> StoreResult<Vec<EntryTotal>> {
+    let raw: Vec<RawTotal> = serde_json::from_str(text)
+        .map_err(|e| StoreError::Corrupt(format!("entry totals: {e}")))?;
+    raw.into_iter().map(RawTotal::decode).collect()
+}
+
 /// One summed group as the aggregate in `entry_totals_of` writes it:
 /// account (none when summed over accounts), month, category ('' for
 /// none), tag, type, status, transfer (0 or 1), cents. Borrowed from the
@@ -252,43 +262,24 @@ impl SqlStore {
         to: BillMonth,
         by: &TotalsBy,
     ) -> StoreResult<Vec<EntryTotal>> {
+        if let TotalsBy::Category {
+            over_accounts: true,
+            only: None,
+            without_cards,
+        } = by
+        {
+            return self
+                .user_category_totals(user, from, to, *without_cards)
+                .await;
+        }
         let (first, last) = (from.key(), to.key());
         // Each query's rows come back as one JSON array, as pages and card
         // days do: handing hundreds of rows over one by one cost most of
         // a report.
-        let columns = "account_id, month, category_id, tag_id, type, status, transfer, cents";
         let mut query = Sql::new(format!(
-            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({columns})), '[]') AS TEXT) FROM ("
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TOTAL_COLUMNS})), '[]') AS TEXT) FROM ("
         ));
-        // Whether one group may come as several rows, to be merged here.
-        let to_merge = match by {
-            TotalsBy::Category {
-                over_accounts: true,
-                only: None,
-                without_cards,
-            } => {
-                // Summed over the user's accounts by triggers
-                // (migration 0011). The rows of cards and of other
-                // accounts are two rows of one group: merged below, which
-                // costs far less than SQL's GROUP BY copying each row's
-                // key.
-                query
-                    .push(
-                        "SELECT NULL AS account_id, month, category_id, NULL AS tag_id, \
-                         type, status, CAST(transfer AS INTEGER) AS transfer, cents \
-                         FROM user_category_month_totals WHERE user_id = ",
-                    )
-                    .push_bind(user.to_string())
-                    .push(" AND month >= ")
-                    .push_bind(first)
-                    .push(" AND month <= ")
-                    .push_bind(last)
-                    .push(" AND cents <> 0");
-                if *without_cards {
-                    query.push(" AND card = ").push_bind(false);
-                }
-                true
-            }
+        match by {
             // Summed by triggers (migration 0010): a few rows per account,
             // month and category, however many rows the months hold.
             TotalsBy::Category {
@@ -323,7 +314,6 @@ impl SqlStore {
                 if *over_accounts {
                     query.push(" GROUP BY m.month, m.category_id, m.type, m.status, m.transfer");
                 }
-                false
             }
             // Tags live on rows, not in the totals: the rows of the months
             // are summed here, one group per tag a row carries.
@@ -363,29 +353,91 @@ impl SqlStore {
                      t.type, t.status, t.transfer_group_id IS NOT NULL",
                     if per_tag { ", tt.tag_id" } else { "" },
                 ));
-                false
             }
-        };
-        query.push(") g");
-        let text = self.read_array(query).await?;
-        let raw: Vec<RawTotal> = serde_json::from_str(&text)
-            .map_err(|e| StoreError::Corrupt(format!("entry totals: {e}")))?;
-        let totals = raw.into_iter().map(RawTotal::decode);
-        if !to_merge {
-            return totals.collect();
         }
+        query.push(") g");
+        decode_totals(&self.read_array(query).await?)
+    }
+
+    /// The user's category sums of `[from, to]` over all their accounts
+    /// (without the cards' when `without_cards`): each month as kept at
+    /// its stamp (migration 0012), the months whose stamp moved read
+    /// again. Right after a purchase that is this month alone, not the
+    /// year of months before it a rollover budget also needs.
+    async fn user_category_totals(
+        &self,
+        user: UserId,
+        from: BillMonth,
+        to: BillMonth,
+        without_cards: bool,
+    ) -> StoreResult<Vec<EntryTotal>> {
+        let stamps = Sql::with(
+            format!(
+                "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(month, stamp)), '[]') AS TEXT) \
+                 FROM (SELECT month, stamp FROM user_month_stamps \
+                 WHERE user_id = $1 AND month >= $2 AND month <= $3) g"
+            ),
+            [
+                Arg::Text(user.to_string()),
+                Arg::Text(from.key()),
+                Arg::Text(to.key()),
+            ],
+        );
+        let text = self.read_array(stamps).await?;
+        let stamps: Vec<(&str, i64)> = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("month stamps: {e}")))?;
+        let mut totals = Vec::new();
+        let mut missing = Vec::new();
+        for (month, stamp) in stamps {
+            let key = (user, parse_month("month", month)?, without_cards);
+            match self.months.get(&key, stamp).await {
+                Some(kept) => totals.extend_from_slice(&kept),
+                None => missing.push((key, stamp)),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(totals);
+        }
+        // The stamps were read first: the sums read now are at least as
+        // new as the stamp they are kept under, never older.
+        let mut query = Sql::new(format!(
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TOTAL_COLUMNS})), '[]') AS TEXT) FROM (\
+             SELECT NULL AS account_id, month, category_id, NULL AS tag_id, \
+             type, status, CAST(transfer AS INTEGER) AS transfer, cents \
+             FROM user_category_month_totals WHERE user_id = "
+        ));
+        query.push_bind(user.to_string());
+        let months: Vec<String> = missing.iter().map(|((_, month, _), _)| month.key()).collect();
+        push_id_list(&mut query, "month", &months);
+        query.push(" AND cents <> 0");
+        if without_cards {
+            query.push(" AND card = ").push_bind(false);
+        }
+        query.push(") g");
+        // The rows of cards and of other accounts are two rows of one
+        // group: merged here, which costs far less than SQL's GROUP BY
+        // copying each row's key.
         let mut merged: HashMap<EntryTotal, Money> = HashMap::new();
-        for total in totals {
-            let mut key = total?;
+        for mut key in decode_totals(&self.read_array(query).await?)? {
             let cents = std::mem::replace(&mut key.amount, Money::ZERO);
             let sum = merged.entry(key).or_default();
             *sum = sum.saturating_add(cents);
         }
-        Ok(merged
-            .into_iter()
-            .filter(|(_, sum)| sum.cents() != 0)
-            .map(|(key, amount)| EntryTotal { amount, ..key })
-            .collect())
+        let mut by_month: HashMap<BillMonth, Vec<EntryTotal>> = HashMap::new();
+        for (key, amount) in merged {
+            if amount.cents() != 0 {
+                by_month
+                    .entry(key.month)
+                    .or_default()
+                    .push(EntryTotal { amount, ..key });
+            }
+        }
+        for (key, stamp) in missing {
+            let month = by_month.remove(&key.1).unwrap_or_default();
+            totals.extend_from_slice(&month);
+            self.months.put(key, stamp, Arc::new(month)).await;
+        }
+        Ok(totals)
     }
 
     async fn posted_days_of(

@@ -90,12 +90,12 @@ where
             .map_err(shared_error)
     }
 
-    #[cfg(test)]
+    /// The value of `key` at `version`, if kept.
     async fn get(&self, key: &K, version: i64) -> Option<Arc<V>> {
         self.entries.get(&(key.clone(), version)).await
     }
 
-    #[cfg(test)]
+    /// Keeps `value` as `key`'s at `version`.
     async fn put(&self, key: K, version: i64, value: Arc<V>) {
         self.entries.insert((key, version), value).await;
     }
@@ -147,6 +147,9 @@ pub struct SqlStore {
     /// The projected entries of a whole window summed, per (user,
     /// window), at the same version as the sources they come from.
     projected: Arc<VersionedCache<Window, Option<Vec<ProjectedTotal>>>>,
+    /// A month of a user's category sums over all their accounts (without
+    /// the cards' when the flag says so), at the month's stamp.
+    months: Arc<VersionedCache<(UserId, BillMonth, bool), Vec<EntryTotal>>>,
     /// Each card's money, at the card's money version it was read at.
     cards: moka::future::Cache<AccountId, Arc<CardMoney>>,
     /// How write transactions start (group commit on SQLite).
@@ -167,9 +170,9 @@ pub struct SqlStore {
 const KEY_CACHE_BYTES: u64 = 8 << 20;
 
 impl SqlStore {
-    /// A store over `pool` whose caches keep about `cache_bytes`: five
-    /// eighths for projection sources, an eighth for their summed
-    /// entries, the rest for card money.
+    /// A store over `pool` whose caches keep about `cache_bytes`: half
+    /// for projection sources, an eighth for their summed entries, an
+    /// eighth for months of category sums, the rest for card money.
     fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes, reads: Reads) -> Self {
         Self {
             writes: Writes::new(&pool),
@@ -185,9 +188,12 @@ impl SqlStore {
                 .build(),
             pool,
             sources: Arc::new(VersionedCache::new(
-                cache_bytes / 8 * 5,
+                cache_bytes / 2,
                 ViewSources::approx_bytes,
             )),
+            months: Arc::new(VersionedCache::new(cache_bytes / 8, |month| {
+                month.capacity() * std::mem::size_of::<EntryTotal>()
+            })),
             projected: Arc::new(VersionedCache::new(cache_bytes / 8, |totals| {
                 totals
                     .as_ref()

@@ -447,8 +447,44 @@ async fn new_rules_and_plans_show_in_the_next_status(backend: Backend) {
     assert_eq!(committed(&status(&app, "2027-01").await), 4_000 + 3_000);
 }
 
+/// Each month's sums are kept at the month's stamp: a change to a past
+/// month, from this process or another one, shows in the next rollover.
+async fn past_months_changed_anywhere_show_in_the_rollover(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let bank = app.bank("Conta").await;
+    let id = text(
+        &budget(
+            &app,
+            json!({"category_id": MERCADO, "amount": 100, "starts_on": "2026-09", "rollover": true}),
+        )
+        .await,
+        "id",
+    )
+    .to_owned();
+    let purchase = |day: &str, amount: i64| {
+        json!({"account_id": bank, "type": "DEBIT", "amount": amount,
+        "description": "Feira", "date": day, "category_id": MERCADO})
+    };
+    let september = app.tx(purchase("2026-09-10", 40)).await;
+    let rollover_in =
+        async |app: &TestApp| cents(&row(&status(app, "2026-11").await, &id)["rollover_in"]);
+    // September leaves 60, October 100 more.
+    assert_eq!(rollover_in(&app).await, 16_000);
+    assert_eq!(rollover_in(&app).await, 16_000);
+    app.tx(purchase("2026-10-05", 30)).await;
+    assert_eq!(rollover_in(&app).await, 13_000);
+    // Another process takes September's purchase back.
+    let other = cofre_store::connect(&app.url).await.expect("second store");
+    other
+        .delete_transaction(app.user, text(&september, "id").parse().expect("an id"))
+        .await
+        .expect("delete");
+    assert_eq!(rollover_in(&app).await, 17_000);
+}
+
 on_both_backends!(
     budgets_are_created_read_changed_and_deleted,
+    past_months_changed_anywhere_show_in_the_rollover,
     bad_budgets_are_refused_field_by_field,
     one_budget_per_category_and_month,
     installments_count_in_their_own_months,
