@@ -5,6 +5,7 @@
 
 use jiff::civil::Date;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use cofre_domain::account::AccountType;
 use cofre_domain::budget::{Budget, MonthStatus, Spending, month_status};
@@ -285,7 +286,7 @@ pub async fn budgets_status(
         }
     }
     let visible = if active.is_empty() {
-        Vec::new()
+        Arc::default()
     } else {
         store.list_categories(user).await?
     };

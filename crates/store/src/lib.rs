@@ -414,7 +414,9 @@ pub trait Store: Send + Sync + 'static {
     async fn delete_account(&self, user: UserId, id: AccountId) -> StoreResult<Vec<String>>;
 
     // Categories and tags
-    async fn list_categories(&self, user: UserId) -> StoreResult<Vec<Category>>;
+    /// The categories the user sees (the shared ones and their own), by
+    /// title; kept in memory until they change.
+    async fn list_categories(&self, user: UserId) -> StoreResult<Arc<Vec<Category>>>;
     async fn create_category(
         &self,
         user: UserId,

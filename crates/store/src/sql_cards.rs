@@ -8,7 +8,7 @@ use cofre_domain::overview::{ItemKind, MonthItem};
 
 use crate::CardMoney;
 
-/// One row of `day_totals` as the aggregate in [`load_days`] writes
+/// One row of `day_totals` as the aggregate of [`days_query`] writes
 /// it: date, type, installment, cents.
 #[derive(serde::Deserialize)]
 struct RawDay(String, String, JsonBool, i64);
@@ -32,68 +32,52 @@ fn day_key(day: &DayTotal) -> (Date, bool, bool) {
 
 /// The day totals of `card` stamped after `since` (all of them for -1;
 /// zero totals only when asked for changes, where a zero replaces what
-/// was kept).
-async fn load_days(
-    conn: &mut <Db as sqlx::Database>::Connection,
-    card: AccountId,
-    since: i64,
-) -> StoreResult<Vec<DayTotal>> {
-    // One JSON array, as pages do (`entries_query`): handing thousands of
-    // rows over one by one cost most of the first read after a write.
-    let text: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-        "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(date, type, installment, cents)), '[]') AS TEXT) \
-         FROM day_totals WHERE account_id = $1 AND version > $2 AND (cents <> 0 OR $2 >= 0)"
-    )))
-    .bind(card.to_string())
-    .bind(since)
-    .fetch_one(&mut *conn)
-    .await?;
-    let raw: Vec<RawDay> = serde_json::from_str(&text)
-        .map_err(|e| StoreError::Corrupt(format!("day_totals: {e}")))?;
-    raw.into_iter().map(RawDay::decode).collect()
+/// was kept), as one JSON array: handing thousands of rows over one by one
+/// cost most of the first read after a write.
+fn days_query(card: AccountId, since: i64) -> Sql {
+    Sql::with(
+        format!(
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(date, type, installment, cents)), '[]') AS TEXT) \
+             FROM day_totals WHERE account_id = $1 AND version > $2 AND (cents <> 0 OR $2 >= 0)"
+        ),
+        [Arg::Text(card.to_string()), Arg::Int(since)],
+    )
 }
 
-/// Every payment registered against `card`'s bills, oldest first: a few a
-/// year, read whole on every change of the card.
-async fn load_payments(
-    conn: &mut <Db as sqlx::Database>::Connection,
-    card: AccountId,
-) -> StoreResult<Vec<Payment>> {
-    let rows = sqlx::query(
-        "SELECT id, bill_month, amount_cents FROM transactions \
-         WHERE bill_to_account_id = $1 AND bill_month IS NOT NULL ORDER BY date, id",
+/// Every payment registered against `card`'s bills, oldest first, as one
+/// JSON array: a few a year, read whole on every change of the card.
+fn payments_query(card: AccountId) -> Sql {
+    Sql::with(
+        format!(
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(id, bill_month, amount_cents)), '[]') AS TEXT) \
+             FROM (SELECT id, bill_month, amount_cents FROM transactions \
+             WHERE bill_to_account_id = $1 AND bill_month IS NOT NULL ORDER BY date, id) g"
+        ),
+        [Arg::Text(card.to_string())],
     )
-    .bind(card.to_string())
-    .fetch_all(&mut *conn)
-    .await?;
-    rows.iter()
-        .map(|row| {
-            let month: String = row.try_get("bill_month")?;
+}
+
+fn decode_payments(text: &str) -> StoreResult<Vec<Payment>> {
+    let raw: Vec<(&str, &str, i64)> = serde_json::from_str(text)
+        .map_err(|e| StoreError::Corrupt(format!("bill payments: {e}")))?;
+    raw.into_iter()
+        .map(|(id, month, cents)| {
             Ok(Payment {
-                id: TransactionId(get_uuid(row, "id")?),
-                month: BillMonth::parse_key(&month).ok_or_else(|| corrupt("bill_month", &month))?,
-                amount: Money::from_cents(row.try_get("amount_cents")?),
+                id: TransactionId(parse_uuid("id", id)?),
+                month: BillMonth::parse_key(month).ok_or_else(|| corrupt("bill_month", month))?,
+                amount: Money::from_cents(cents),
             })
         })
         .collect()
 }
 
-/// `kept` brought up to `version`, a money version read before (so the
-/// result holds at least every change up to it): only the day totals
-/// changed since `kept` was read replace theirs (a change is a total's new
-/// value, so reading one twice is harmless), and the payments are read
-/// again. One merge of two sorted lists, however many days changed. From
-/// nothing kept (version -1) it is the card's whole money.
-async fn refresh_card(
-    conn: &mut <Db as sqlx::Database>::Connection,
-    card: AccountId,
-    kept: &CardMoney,
-    version: i64,
-) -> StoreResult<CardMoney> {
-    let mut changed = load_days(conn, card, kept.version).await?;
+/// `kept` with the day totals `changed` since it was read: one merge of
+/// two sorted lists, however many days changed (a change is a total's new
+/// value, so reading one twice is harmless).
+fn merge_days(kept: &[DayTotal], mut changed: Vec<DayTotal>) -> Vec<DayTotal> {
     changed.sort_unstable_by_key(day_key);
-    let mut days = Vec::with_capacity(kept.days.len() + changed.len());
-    let mut old = kept.days.iter().copied().peekable();
+    let mut days = Vec::with_capacity(kept.len() + changed.len());
+    let mut old = kept.iter().copied().peekable();
     for day in changed {
         while let Some(before) = old.next_if(|k| day_key(k) < day_key(&day)) {
             days.push(before);
@@ -105,10 +89,44 @@ async fn refresh_card(
         }
     }
     days.extend(old);
-    Ok(CardMoney::new(version, days, load_payments(conn, card).await?))
+    days
 }
 
 impl SqlStore {
+    /// `kept` brought up to `version`, a money version read before (so the
+    /// result holds at least every change up to it): the day totals
+    /// changed since `kept` was read replace theirs, and the payments are
+    /// read again. From nothing kept (version -1) it is the card's whole
+    /// money, a long read left to the pool; a refresh is a few short reads
+    /// on the calling thread.
+    async fn refresh_card(
+        &self,
+        card: AccountId,
+        kept: &CardMoney,
+        version: i64,
+    ) -> StoreResult<CardMoney> {
+        let days = days_query(card, kept.version);
+        let days = if kept.version < 0 {
+            pool_one::<String>(&self.pool, days)
+                .await?
+                .unwrap_or_else(|| "[]".to_owned())
+        } else {
+            self.read_array(days).await?
+        };
+        let raw: Vec<RawDay> = serde_json::from_str(&days)
+            .map_err(|e| StoreError::Corrupt(format!("day_totals: {e}")))?;
+        let changed = raw
+            .into_iter()
+            .map(RawDay::decode)
+            .collect::<StoreResult<Vec<_>>>()?;
+        let payments = decode_payments(&self.read_array(payments_query(card)).await?)?;
+        Ok(CardMoney::new(
+            version,
+            merge_days(&kept.days, changed),
+            payments,
+        ))
+    }
+
     /// Each of the user's cards' money, from memory where the card's money
     /// version is the one kept: a write reloads only the cards it touched,
     /// and of those only the days it changed.
@@ -136,9 +154,8 @@ impl SqlStore {
             let kept = self
                 .cards
                 .try_get_with(card, async {
-                    let mut conn = self.pool.acquire().await?;
                     let nothing = CardMoney::new(-1, Vec::new(), Vec::new());
-                    refresh_card(&mut conn, card, &nothing, version)
+                    self.refresh_card(card, &nothing, version)
                         .await
                         .map(Arc::new)
                 })
@@ -147,8 +164,7 @@ impl SqlStore {
             let money = if kept.version >= version {
                 kept
             } else {
-                let mut conn = self.pool.acquire().await?;
-                let fresh = Arc::new(refresh_card(&mut conn, card, &kept, version).await?);
+                let fresh = Arc::new(self.refresh_card(card, &kept, version).await?);
                 self.cards.insert(card, fresh.clone()).await;
                 fresh
             };

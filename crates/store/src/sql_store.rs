@@ -134,6 +134,8 @@ enum UserVersion {
     View,
     /// Bumped by writes that change what projections are made from.
     Sources,
+    /// Bumped by writes that change the categories the user sees.
+    Categories,
 }
 
 /// A user's days `[from, to]`, as projection caches key them.
@@ -150,6 +152,8 @@ pub struct SqlStore {
     /// A month of a user's category sums over all their accounts (without
     /// the cards' when the flag says so), at the month's stamp.
     months: Arc<VersionedCache<(UserId, BillMonth, bool), Vec<EntryTotal>>>,
+    /// The categories each user sees, at their categories version.
+    categories: Arc<VersionedCache<UserId, Vec<Category>>>,
     /// Each card's money, at the card's money version it was read at.
     cards: moka::future::Cache<AccountId, Arc<CardMoney>>,
     /// How write transactions start (group commit on SQLite).
@@ -170,9 +174,10 @@ pub struct SqlStore {
 const KEY_CACHE_BYTES: u64 = 8 << 20;
 
 impl SqlStore {
-    /// A store over `pool` whose caches keep about `cache_bytes`: half
-    /// for projection sources, an eighth for their summed entries, an
-    /// eighth for months of category sums, the rest for card money.
+    /// A store over `pool` whose caches keep about `cache_bytes`: seven
+    /// sixteenths for projection sources, an eighth each for their summed
+    /// entries and for months of category sums, a sixteenth for the
+    /// categories users see, the rest for card money.
     fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes, reads: Reads) -> Self {
         Self {
             writes: Writes::new(&pool),
@@ -188,11 +193,21 @@ impl SqlStore {
                 .build(),
             pool,
             sources: Arc::new(VersionedCache::new(
-                cache_bytes / 2,
+                cache_bytes / 16 * 7,
                 ViewSources::approx_bytes,
             )),
             months: Arc::new(VersionedCache::new(cache_bytes / 8, |month| {
                 month.capacity() * std::mem::size_of::<EntryTotal>()
+            })),
+            categories: Arc::new(VersionedCache::new(cache_bytes / 16, |list| {
+                list.iter()
+                    .map(|c| {
+                        std::mem::size_of::<Category>()
+                            + c.title.capacity()
+                            + c.icon_id.as_ref().map_or(0, String::capacity)
+                            + c.color_hex.as_ref().map_or(0, String::capacity)
+                    })
+                    .sum()
             })),
             projected: Arc::new(VersionedCache::new(cache_bytes / 8, |totals| {
                 totals
@@ -236,6 +251,7 @@ impl SqlStore {
         let sql = match counter {
             UserVersion::View => "SELECT view_version FROM users WHERE id = $1",
             UserVersion::Sources => "SELECT sources_version FROM users WHERE id = $1",
+            UserVersion::Categories => "SELECT categories_version FROM users WHERE id = $1",
         };
         let sql = Sql::with(sql, [Arg::Text(user.to_string())]);
         Ok(self.reads.int(sql).await?.unwrap_or(-1))
@@ -443,9 +459,14 @@ impl Store for SqlStore {
         self.delete_account_in_tx(user, id).await
     }
 
-    async fn list_categories(&self, user: UserId) -> StoreResult<Vec<Category>> {
-        let mut conn = self.pool.acquire().await?;
-        fetch_categories(&mut conn, user).await
+    async fn list_categories(&self, user: UserId) -> StoreResult<Arc<Vec<Category>>> {
+        let version = self.user_version(user, UserVersion::Categories).await?;
+        self.categories
+            .get_or_load(user, version, async {
+                let mut conn = self.pool.acquire().await?;
+                fetch_categories(&mut conn, user).await
+            })
+            .await
     }
 
     async fn create_category(

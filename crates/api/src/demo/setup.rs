@@ -148,9 +148,9 @@ pub async fn prepare(
     let categories = store
         .list_categories(user)
         .await?
-        .into_iter()
+        .iter()
         .filter(|c| !c.archived)
-        .map(|c| (c.title, c.id))
+        .map(|c| (c.title.clone(), c.id))
         .collect();
     Ok(Setup {
         accounts: DemoAccounts {

@@ -120,7 +120,7 @@ async fn list_categories(
 ) -> ApiResult<AppJson<CategoryList>> {
     let list = state.store.list_categories(auth.user()).await?;
     Ok(AppJson(CategoryList {
-        data: list.into_iter().map(Into::into).collect(),
+        data: list.iter().cloned().map(Into::into).collect(),
     }))
 }
 

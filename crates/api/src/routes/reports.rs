@@ -264,7 +264,10 @@ async fn spending_report(
         table.month_totals()
     };
     let titles: HashMap<Uuid, String> = match group_by {
-        GroupBy::Category => categories.into_iter().map(|c| (c.id.0, c.title)).collect(),
+        GroupBy::Category => categories
+            .iter()
+            .map(|c| (c.id.0, c.title.clone()))
+            .collect(),
         GroupBy::Tag => tags.into_iter().map(|t| (t.id.0, t.title)).collect(),
         GroupBy::Account => accounts
             .into_iter()

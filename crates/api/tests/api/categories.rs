@@ -646,7 +646,48 @@ async fn category_deletion_refuses_bad_input(backend: Backend) {
         .ok(200);
 }
 
+/// The list is kept in memory until the user's categories change, from
+/// this process or another one sharing the database.
+async fn the_list_follows_changes_from_any_process(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let before = list(&app).await.len();
+    assert_eq!(list(&app).await.len(), before);
+    let other = cofre_store::connect(&app.url).await.expect("second store");
+    let changes = |title: &str| cofre_domain::category::CategoryChanges {
+        title: Some(title.into()),
+        ..Default::default()
+    };
+    let now = jiff::Timestamp::now();
+    let made = other
+        .create_category(app.user, &changes("Aquário"), now)
+        .await
+        .expect("create");
+    let all = list(&app).await;
+    assert_eq!(all.len(), before + 1);
+    assert_eq!(by_title(&all, "Aquário")["archived"], false);
+    let archive = cofre_domain::category::CategoryChanges {
+        archived: Some(true),
+        ..Default::default()
+    };
+    other
+        .update_category(app.user, made.id, &archive)
+        .await
+        .expect("archive");
+    assert_eq!(by_title(&list(&app).await, "Aquário")["archived"], true);
+    // A shared category archived by this user alone.
+    let food = system_id(&app, "Alimentação").await;
+    other
+        .update_category(app.user, food.parse().expect("an id"), &archive)
+        .await
+        .expect("archive a shared one");
+    assert_eq!(by_id(&list(&app).await, &food)["archived"], true);
+    // Through this process: a write bumps the version as well.
+    create(&app, json!({"title": "Oficina"})).await;
+    assert_eq!(list(&app).await.len(), before + 2);
+}
+
 on_both_backends!(
+    the_list_follows_changes_from_any_process,
     a_deleted_category_hands_its_rows_to_the_replacement,
     category_deletion_refuses_bad_input,
     lists_system_categories,
