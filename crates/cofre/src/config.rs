@@ -109,7 +109,8 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u32).range(0..=65_536))]
     pub read_cache_mb: u32,
     /// Megabytes of memory for the store's caches of projection sources,
-    /// their summed entries and card totals, shared by all users.
+    /// their summed entries, months of category sums, categories and card
+    /// totals, shared by all users.
     #[arg(long, env = "COFRE_STORE_CACHE_MB", default_value_t = 64,
         value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub store_cache_mb: u32,
