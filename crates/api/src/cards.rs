@@ -7,12 +7,10 @@ use jiff::ToSpan;
 use jiff::civil::{Date, date};
 use std::sync::Arc;
 
-use cofre_domain::bills::{Bill, CardBook, CardInfo, Charge, bill_entry};
+use cofre_domain::bills::{Bill, CardBook, CardInfo, bill_entry};
 use cofre_domain::card::BillMonth;
-use cofre_domain::projection::Handle;
 use cofre_domain::time::{MAX_DATE, MIN_DATE};
 use cofre_domain::transaction::Transaction;
-use cofre_domain::view::ViewSources;
 use cofre_domain::{AccountId, UserId};
 use cofre_store::{CardMoney, Store, StoreResult};
 
@@ -45,61 +43,12 @@ pub fn whole_range(today: Date) -> (Date, Date) {
     (BOOK_START.min(today), end)
 }
 
-/// The projected entries on `card`: installments dated in `[from, to]`,
-/// rule occurrences in `[from, rules_to]` (a bill needs the occurrences of
-/// its own cycle; only installments count beyond the open bill).
-fn charges(
-    sources: &ViewSources,
-    card: AccountId,
-    from: Date,
-    to: Date,
-    rules_to: Date,
-) -> Vec<Charge> {
-    let mut out = Vec::new();
-    for rule in sources.rules.iter().filter(|r| r.account_id == card) {
-        for (_, date) in rule.schedule.descending(from, rules_to.min(to)) {
-            let handle = Handle::Recurrence {
-                rule_id: rule.id,
-                date,
-            };
-            if sources.live(&handle) {
-                out.push(Charge {
-                    date,
-                    tx_type: rule.template.tx_type,
-                    installment: false,
-                    amount: rule.template.amount,
-                });
-            }
-        }
-    }
-    for plan in sources
-        .plans
-        .iter()
-        .filter(|p| p.account_id == card && !p.hidden)
-    {
-        for (number, date) in plan.descending(from, to) {
-            let handle = Handle::Installment {
-                purchase_id: plan.id,
-                number,
-            };
-            if sources.live(&handle) {
-                out.push(Charge {
-                    date,
-                    tx_type: plan.template.tx_type,
-                    installment: true,
-                    amount: plan.amount_of(number),
-                });
-            }
-        }
-    }
-    out
-}
-
 /// The books of the user's cards (`only`: just these), with projected
 /// entries dated in `[from, to]` (rule occurrences only up to each card's
-/// open bill when `whole`) and the stored day totals dated in it (all of
-/// them when `whole`): bills of cycles inside that range are exact.
-/// Payments are always whole.
+/// open bill when `whole`; kept by the store until the projection sources
+/// change, [`cofre_domain::view::card_charges`]) and the stored day
+/// totals dated in it (all of them when `whole`): bills of cycles inside
+/// that range are exact. Payments are always whole.
 pub async fn books(
     store: &dyn Store,
     user: UserId,
@@ -122,13 +71,12 @@ pub async fn books(
         return Ok(CardBooks { cards: Vec::new() });
     }
     let money = store.card_money(user).await?;
+    let charges = store.card_charges(user, from, to, whole).await?;
     let empty = Arc::new(CardMoney::default());
     let mut cards: Vec<(AccountId, CardInfo, String, CardBook)> = wanted
         .into_iter()
         .map(|(id, info, currency)| {
             let stored = money.get(&id).unwrap_or(&empty);
-            // For a whole book, rules matter up to the open bill's close.
-            let rules_to = whole.map_or(to, |today| info.cycles.cycle_of(today).close);
             let mut book = if whole.is_some() {
                 // The whole history: the card's stored book, built once
                 // per change of its money.
@@ -144,7 +92,9 @@ pub async fn books(
                     stored.payments.clone(),
                 )
             };
-            book.add_charges(&charges(&sources, id, from, to, rules_to));
+            if let Ok(at) = charges.binary_search_by_key(&id, |(card, _)| *card) {
+                book.add_charges(&charges[at].1);
+            }
             (id, info, currency, book)
         })
         .collect();

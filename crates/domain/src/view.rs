@@ -8,6 +8,7 @@ use jiff::civil::Date;
 use std::collections::{HashMap, HashSet};
 
 use crate::account::SubType;
+use crate::bills::Charge;
 use crate::card::BillMonth;
 use crate::projection::{Handle, InstallmentPlan, RecurrenceRule, Template};
 use crate::text::sort_by_title;
@@ -411,6 +412,78 @@ pub fn projected_totals(
             )
             .collect()
     })
+}
+
+/// The projected entries on each of the user's cards (sorted by card):
+/// installments dated in `[from, to]`, rule occurrences in `[from,
+/// rules_to]`, where `rules_to` is `to`, or with `whole = Some(today)` the
+/// close of the card's open bill (a bill needs the occurrences of its own
+/// cycle; only installments count beyond the open bill). A pure function
+/// of the sources, so it can be kept beside them.
+pub fn card_charges(
+    sources: &ViewSources,
+    from: Date,
+    to: Date,
+    whole: Option<Date>,
+) -> Vec<(AccountId, Vec<Charge>)> {
+    let mut cards: Vec<(AccountId, Vec<Charge>)> = sources
+        .accounts
+        .iter()
+        .filter_map(|(id, info)| {
+            let cycles = info.card.as_ref()?.cycles;
+            let rules_to = whole.map_or(to, |today| cycles.cycle_of(today).close);
+            Some((*id, charges_on(sources, *id, from, to, rules_to)))
+        })
+        .collect();
+    cards.sort_unstable_by_key(|(id, _)| *id);
+    cards
+}
+
+fn charges_on(
+    sources: &ViewSources,
+    card: AccountId,
+    from: Date,
+    to: Date,
+    rules_to: Date,
+) -> Vec<Charge> {
+    let mut out = Vec::new();
+    for rule in sources.rules.iter().filter(|r| r.account_id == card) {
+        for (_, date) in rule.schedule.descending(from, rules_to.min(to)) {
+            let handle = Handle::Recurrence {
+                rule_id: rule.id,
+                date,
+            };
+            if sources.live(&handle) {
+                out.push(Charge {
+                    date,
+                    tx_type: rule.template.tx_type,
+                    installment: false,
+                    amount: rule.template.amount,
+                });
+            }
+        }
+    }
+    for plan in sources
+        .plans
+        .iter()
+        .filter(|p| p.account_id == card && !p.hidden)
+    {
+        for (number, date) in plan.descending(from, to) {
+            let handle = Handle::Installment {
+                purchase_id: plan.id,
+                number,
+            };
+            if sources.live(&handle) {
+                out.push(Charge {
+                    date,
+                    tx_type: plan.template.tx_type,
+                    installment: true,
+                    amount: plan.amount_of(number),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The bill entries of the cashflow view that a page may show: those the

@@ -306,6 +306,9 @@ pub enum TotalsBy {
     WithTags(Vec<TagId>),
 }
 
+/// Each card's projected entries, by card id (sorted).
+pub type CardCharges = Vec<(AccountId, Vec<cofre_domain::bills::Charge>)>;
+
 /// Visible stored rows of one account and month, summed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EntryTotal {
@@ -483,6 +486,16 @@ pub trait Store: Send + Sync + 'static {
         from: Date,
         to: Date,
     ) -> StoreResult<Arc<Option<Vec<ProjectedTotal>>>>;
+    /// The projected entries on each of the user's cards
+    /// ([`cofre_domain::view::card_charges`] of the window `[from, to]`),
+    /// kept until the user's projection sources change.
+    async fn card_charges(
+        &self,
+        user: UserId,
+        from: Date,
+        to: Date,
+        whole: Option<Date>,
+    ) -> StoreResult<Arc<CardCharges>>;
     /// Writes a batch in one transaction: all of it or nothing. Accounts,
     /// categories and tags it names must be the user's.
     async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()>;

@@ -30,7 +30,7 @@ use cofre_domain::transaction::{
     TxType, search_text,
 };
 use cofre_domain::bills::card_info;
-use cofre_domain::view::{AccountInfo, ProjectedTotal, ViewSources, projected_totals};
+use cofre_domain::view::{AccountInfo, ProjectedTotal, ViewSources, card_charges, projected_totals};
 use cofre_domain::{
     AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
     UserId,
@@ -141,6 +141,10 @@ enum UserVersion {
 /// A user's days `[from, to]`, as projection caches key them.
 type Window = (UserId, Date, Date);
 
+/// A window, and for whole books the day they are of, as the cards'
+/// projected entries are kept.
+type ChargesKey = (UserId, Date, Date, Option<Date>);
+
 #[derive(Clone)]
 pub struct SqlStore {
     pool: sqlx::Pool<Db>,
@@ -152,6 +156,9 @@ pub struct SqlStore {
     /// A month of a user's category sums over all their accounts (without
     /// the cards' when the flag says so), at the month's stamp.
     months: Arc<VersionedCache<(UserId, BillMonth, bool), Vec<EntryTotal>>>,
+    /// The projected entries on each card of a user's window (and, for
+    /// whole books, day), at the sources version they come from.
+    charges: Arc<VersionedCache<ChargesKey, crate::CardCharges>>,
     /// The categories each user sees, at their categories version.
     categories: Arc<VersionedCache<UserId, Vec<Category>>>,
     /// Each card's money, at the card's money version it was read at.
@@ -174,10 +181,11 @@ pub struct SqlStore {
 const KEY_CACHE_BYTES: u64 = 8 << 20;
 
 impl SqlStore {
-    /// A store over `pool` whose caches keep about `cache_bytes`: seven
-    /// sixteenths for projection sources, an eighth each for their summed
-    /// entries and for months of category sums, a sixteenth for the
-    /// categories users see, the rest for card money.
+    /// A store over `pool` whose caches keep about `cache_bytes`: three
+    /// eighths for projection sources, an eighth each for their summed
+    /// entries and for months of category sums, a sixteenth each for the
+    /// cards' projected entries and for the categories users see, the rest
+    /// for card money.
     fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes, reads: Reads) -> Self {
         Self {
             writes: Writes::new(&pool),
@@ -193,11 +201,20 @@ impl SqlStore {
                 .build(),
             pool,
             sources: Arc::new(VersionedCache::new(
-                cache_bytes / 16 * 7,
+                cache_bytes / 8 * 3,
                 ViewSources::approx_bytes,
             )),
             months: Arc::new(VersionedCache::new(cache_bytes / 8, |month| {
                 month.capacity() * std::mem::size_of::<EntryTotal>()
+            })),
+            charges: Arc::new(VersionedCache::new(cache_bytes / 16, |cards| {
+                cards
+                    .iter()
+                    .map(|(_, charges)| {
+                        std::mem::size_of::<(AccountId, Vec<cofre_domain::bills::Charge>)>()
+                            + charges.capacity() * std::mem::size_of::<cofre_domain::bills::Charge>()
+                    })
+                    .sum()
             })),
             categories: Arc::new(VersionedCache::new(cache_bytes / 16, |list| {
                 list.iter()
@@ -582,6 +599,22 @@ impl Store for SqlStore {
             .get_or_load((user, from, to), version, async {
                 let sources = self.sources_at(user, from, to, version).await?;
                 Ok(projected_totals(&sources, from, to))
+            })
+            .await
+    }
+
+    async fn card_charges(
+        &self,
+        user: UserId,
+        from: Date,
+        to: Date,
+        whole: Option<Date>,
+    ) -> StoreResult<Arc<crate::CardCharges>> {
+        let version = self.user_version(user, UserVersion::Sources).await?;
+        self.charges
+            .get_or_load((user, from, to, whole), version, async {
+                let sources = self.sources_at(user, from, to, version).await?;
+                Ok(card_charges(&sources, from, to, whole))
             })
             .await
     }

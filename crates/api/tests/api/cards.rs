@@ -517,7 +517,50 @@ async fn card_endpoints_refuse_bank_accounts_and_bad_windows(backend: Backend) {
     response.problem(404, "not_found");
 }
 
+/// The cards' projected entries are kept until what they are made of
+/// changes: a new plan or rule on the card shows in the very next bills
+/// and used limit.
+async fn new_plans_and_rules_show_in_the_next_bills(backend: Backend) {
+    let w = wallet(backend).await;
+    let app = &w.app;
+    let amount = |bills: &[Value], due: &str| {
+        bills
+            .iter()
+            .find(|b| b["due_date"] == due)
+            .map_or(0.0, |b| b["amount"].as_f64().unwrap())
+    };
+    let used = async || {
+        let response = app.get(&format!("/v1/cards/{}/used-limit", w.card)).await;
+        raw(&response.text, "used_limit")
+    };
+    let before = bills(app, &w.card, "2027-01-01", "2027-03-31").await;
+    assert_eq!(amount(&before, "2027-01-10"), 100.0);
+    // Oct 100 + Nov 200 + Dec 150 + installments 2 and 3.
+    assert_eq!(used().await, "650.00");
+    // 2 x 60.00 after December's close: 60 stored in January's bill, 60
+    // projected in February's.
+    app.tx(
+        json!({"account_id": w.card, "type": "DEBIT", "amount": 120, "description": "Livros",
+        "date": "2026-12-05", "installments": {"count": 2}}),
+    )
+    .await;
+    let after = bills(app, &w.card, "2027-01-01", "2027-03-31").await;
+    assert_eq!(amount(&after, "2027-01-10"), 160.0);
+    assert_eq!(amount(&after, "2027-02-10"), 160.0);
+    assert_eq!(used().await, "770.00");
+    // A monthly rule from January: its occurrences are projected.
+    app.tx(
+        json!({"account_id": w.card, "type": "DEBIT", "amount": 30, "description": "Streaming",
+        "date": "2027-01-15", "recurrence": {"frequency": "MONTHLY", "count": 3}}),
+    )
+    .await;
+    let ruled = bills(app, &w.card, "2027-01-01", "2027-03-31").await;
+    assert_eq!(amount(&ruled, "2027-02-10"), 190.0);
+    assert_eq!(amount(&ruled, "2027-03-10"), 30.0);
+}
+
 on_both_backends!(
+    new_plans_and_rules_show_in_the_next_bills,
     bills_follow_cycles_and_statuses,
     close_after_due_closes_the_month_before,
     paying_a_bill_through_its_handle,
