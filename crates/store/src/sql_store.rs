@@ -257,6 +257,28 @@ impl SqlStore {
             .await
     }
 
+    /// A value computed from the projection sources of `window`, kept in
+    /// `cache` as `key`'s under the same sources version as the sources.
+    async fn derived_from_sources<K, V>(
+        &self,
+        cache: &VersionedCache<K, V>,
+        key: K,
+        (user, from, to): Window,
+        derive: impl FnOnce(&ViewSources) -> V,
+    ) -> StoreResult<Arc<V>>
+    where
+        K: Clone + Eq + std::hash::Hash + Send + Sync + 'static,
+        V: Send + Sync + 'static,
+    {
+        let version = self.user_version(user, UserVersion::Sources).await?;
+        cache
+            .get_or_load(key, version, async {
+                let sources = self.sources_at(user, from, to, version).await?;
+                Ok(derive(&sources))
+            })
+            .await
+    }
+
     /// The JSON array an aggregate query answers, as a short read (its one
     /// row always comes; `[]` stands in should none).
     async fn read_array(&self, sql: Sql) -> StoreResult<String> {
@@ -594,13 +616,10 @@ impl Store for SqlStore {
         from: Date,
         to: Date,
     ) -> StoreResult<Arc<Option<Vec<ProjectedTotal>>>> {
-        let version = self.user_version(user, UserVersion::Sources).await?;
-        self.projected
-            .get_or_load((user, from, to), version, async {
-                let sources = self.sources_at(user, from, to, version).await?;
-                Ok(projected_totals(&sources, from, to))
-            })
-            .await
+        self.derived_from_sources(&self.projected, (user, from, to), (user, from, to), |sources| {
+            projected_totals(sources, from, to)
+        })
+        .await
     }
 
     async fn card_charges(
@@ -610,13 +629,11 @@ impl Store for SqlStore {
         to: Date,
         whole: Option<Date>,
     ) -> StoreResult<Arc<crate::CardCharges>> {
-        let version = self.user_version(user, UserVersion::Sources).await?;
-        self.charges
-            .get_or_load((user, from, to, whole), version, async {
-                let sources = self.sources_at(user, from, to, version).await?;
-                Ok(card_charges(&sources, from, to, whole))
-            })
-            .await
+        let key = (user, from, to, whole);
+        self.derived_from_sources(&self.charges, key, (user, from, to), |sources| {
+            card_charges(sources, from, to, whole)
+        })
+        .await
     }
 
     async fn import(&self, user: UserId, batch: &ImportBatch, now: Timestamp) -> StoreResult<()> {
