@@ -378,22 +378,29 @@ async fn installments_count_in_their_own_months(backend: Backend) {
     assert_eq!(cents(&november["unbudgeted"]["spent"]), 5_000);
 }
 
-async fn rollover_and_the_warning_threshold(backend: Backend) {
-    let config = ApiConfig {
-        budget_warning_percent: 50,
-        ..ApiConfig::default()
-    };
-    let app = TestApp::start_with(backend, config).await;
+/// A bank account, and a budget of 100.00 a month for Mercado from
+/// September 2026 that rolls over: their ids.
+async fn bank_and_rollover_budget(app: &TestApp) -> (String, String) {
     let bank = app.bank("Conta").await;
     let id = text(
         &budget(
-            &app,
+            app,
             json!({"category_id": MERCADO, "amount": 100, "starts_on": "2026-09", "rollover": true}),
         )
         .await,
         "id",
     )
     .to_owned();
+    (bank, id)
+}
+
+async fn rollover_and_the_warning_threshold(backend: Backend) {
+    let config = ApiConfig {
+        budget_warning_percent: 50,
+        ..ApiConfig::default()
+    };
+    let app = TestApp::start_with(backend, config).await;
+    let (bank, id) = bank_and_rollover_budget(&app).await;
     for (day, amount) in [("2026-09-10", 40), ("2026-10-10", 180), ("2026-11-10", 35)] {
         app.tx(
             json!({"account_id": bank, "type": "DEBIT", "amount": amount,
@@ -451,16 +458,7 @@ async fn new_rules_and_plans_show_in_the_next_status(backend: Backend) {
 /// month, from this process or another one, shows in the next rollover.
 async fn past_months_changed_anywhere_show_in_the_rollover(backend: Backend) {
     let app = TestApp::start(backend).await;
-    let bank = app.bank("Conta").await;
-    let id = text(
-        &budget(
-            &app,
-            json!({"category_id": MERCADO, "amount": 100, "starts_on": "2026-09", "rollover": true}),
-        )
-        .await,
-        "id",
-    )
-    .to_owned();
+    let (bank, id) = bank_and_rollover_budget(&app).await;
     let purchase = |day: &str, amount: i64| {
         json!({"account_id": bank, "type": "DEBIT", "amount": amount,
         "description": "Feira", "date": day, "category_id": MERCADO})
