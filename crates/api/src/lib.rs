@@ -151,6 +151,7 @@ pub fn router(state: AppState) -> Router {
     let cache = Arc::new(read_cache::CacheState {
         cache: Arc::new(read_cache::ReadCache::new(state.config.read_cache_bytes)),
         clock: state.clock.clone(),
+        store: Arc::clone(&state.store),
     });
     // Authentication runs first, then the read cache, then the replay of
     // requests the database rolled back on a conflict, then the handler.

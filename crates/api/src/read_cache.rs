@@ -11,10 +11,19 @@
 //! served again and age out. Revocation needs nothing: the key is checked
 //! before the cache is asked.
 //!
+//! A page of the merged view (`GET /v1/transactions`) is kept longer: its
+//! handler reads [`PageStamps`] before anything else and hands them over
+//! as [`KeptWhile`], with the days the page covers (from the window's
+//! start to its cursor). When the owner's version has moved, the page is
+//! still served if those stamps say no write since touched what it shows:
+//! its days' stored rows, the projections' sources, the categories or the
+//! cards' money (one short read instead of computing the page again). A
+//! row added today then leaves the pages of last week as they were.
+//!
 //! One moka cache shared by all users, bounded in bytes
 //! (`COFRE_READ_CACHE_MB`, 0 turns it off), least recently used out first;
-//! concurrent misses of one answer run the handler once. Hits and misses
-//! are counted in `/metrics`.
+//! concurrent misses of one answer run the handler once. Hits, misses and
+//! pages kept past a write are counted in `/metrics`.
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
@@ -25,9 +34,10 @@ use jiff::civil::Date;
 use std::future::Future;
 use std::sync::Arc;
 
-use cofre_domain::ApiKeyId;
 use cofre_domain::auth::Scope;
 use cofre_domain::time::Clock;
+use cofre_domain::{ApiKeyId, UserId};
+use cofre_store::{PageStamps, Store};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
@@ -37,6 +47,62 @@ pub struct ReadCache {
     limit: usize,
     /// None when the limit is 0.
     answers: Option<moka::future::Cache<AnswerKey, Answer>>,
+    /// The version each page that can outlive a write was last kept at
+    /// (a sixteenth of the bytes; the answers have the rest).
+    latest: Option<moka::future::Cache<PathKey, i64>>,
+}
+
+/// An [`AnswerKey`] without its version.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PathKey {
+    key: ApiKeyId,
+    day: Date,
+    path: String,
+}
+
+impl PathKey {
+    fn of(key: &AnswerKey) -> Self {
+        Self {
+            key: key.key,
+            day: key.day,
+            path: key.path.clone(),
+        }
+    }
+}
+
+/// What a page shows besides today's date, as its handler found it before
+/// reading anything else: the page stays true while these stamps do and no
+/// stored row of days `from` to `to` changes. Put in the response's
+/// extensions; only pages carrying it are kept past a write.
+#[derive(Clone, Debug)]
+pub struct KeptWhile {
+    pub user: UserId,
+    pub from: Date,
+    pub to: Date,
+    pub stamps: PageStamps,
+}
+
+impl KeptWhile {
+    /// The stamps of `user` now, for a page of days `from` to `to`; none
+    /// when nothing is kept (the cache is off).
+    pub async fn read(
+        store: &dyn Store,
+        cache_bytes: usize,
+        user: UserId,
+        from: Date,
+        to: Date,
+    ) -> Result<Option<Self>, ApiError> {
+        if cache_bytes == 0 {
+            return Ok(None);
+        }
+        let stamps = store.page_stamps(user, from, to).await?;
+        Ok(Some(Self {
+            user,
+            from,
+            to,
+            stamps,
+        }))
+    }
 }
 
 /// What one answer is true for: the key (so never another key's answer),
@@ -53,6 +119,7 @@ struct AnswerKey {
 struct Answer {
     headers: HeaderMap,
     body: Bytes,
+    kept_while: Option<KeptWhile>,
 }
 
 impl Answer {
@@ -78,16 +145,30 @@ enum Shared<T> {
 impl ReadCache {
     /// A cache of at most `limit` bytes; 0 keeps nothing.
     pub fn new(limit: usize) -> Self {
+        let bytes = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
         let answers = (limit > 0).then(|| {
             moka::future::Cache::builder()
-                .max_capacity(u64::try_from(limit).unwrap_or(u64::MAX))
+                .max_capacity(bytes(limit - limit / 16))
                 .weigher(|key: &AnswerKey, answer: &Answer| {
                     u32::try_from(answer.size(&key.path)).unwrap_or(u32::MAX)
                 })
                 .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .build()
         });
-        Self { limit, answers }
+        let latest = (limit > 0).then(|| {
+            moka::future::Cache::builder()
+                .max_capacity(bytes(limit / 16))
+                .weigher(|key: &PathKey, _: &i64| {
+                    u32::try_from(key.path.len() + 64).unwrap_or(u32::MAX)
+                })
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
+                .build()
+        });
+        Self {
+            limit,
+            answers,
+            latest,
+        }
     }
 
     /// The largest answer worth keeping: one big answer must not push out
@@ -98,6 +179,44 @@ impl ReadCache {
 
     async fn get(&self, key: &AnswerKey) -> Option<Answer> {
         self.answers.as_ref()?.get(key).await
+    }
+
+    /// Notes the version a page that can outlive a write was kept at.
+    async fn kept_at(&self, key: &AnswerKey) {
+        if let Some(latest) = &self.latest {
+            latest.insert(PathKey::of(key), key.version).await;
+        }
+    }
+
+    /// The page last kept under `key`'s path at an older version, when
+    /// `store` says nothing it shows changed since: kept again under
+    /// `key`'s version (and no longer under the old one).
+    async fn revalidated(&self, key: &AnswerKey, store: &dyn Store) -> Option<Answer> {
+        let (answers, latest) = (self.answers.as_ref()?, self.latest.as_ref()?);
+        let path = PathKey::of(key);
+        let version = latest.get(&path).await?;
+        if version >= key.version {
+            return None;
+        }
+        let old = AnswerKey {
+            version,
+            ..key.clone()
+        };
+        let answer = answers.get(&old).await?;
+        let kept = answer.kept_while.as_ref()?;
+        let now = store
+            .page_stamps(kept.user, kept.from, kept.to)
+            .await
+            .ok()?;
+        answers.invalidate(&old).await;
+        if !now.still_true(&kept.stamps, version) {
+            latest.invalidate(&path).await;
+            return None;
+        }
+        answers.insert(key.clone(), answer.clone()).await;
+        latest.insert(path, key.version).await;
+        metrics::counter!("read_cache_revalidated_total").increment(1);
+        Some(answer)
     }
 
     /// The answer under `key`, or `compute`'s: concurrent calls for one key
@@ -139,6 +258,8 @@ impl ReadCache {
 pub struct CacheState {
     pub cache: Arc<ReadCache>,
     pub clock: Clock,
+    /// Asked whether a page kept before a write is still true.
+    pub store: Arc<dyn Store>,
 }
 
 fn respond(answer: Answer) -> Response {
@@ -169,11 +290,12 @@ async fn keepable(response: Response, largest: usize) -> Result<Answer, Response
     if response.status() != StatusCode::OK || !fits || no_store {
         return Err(response);
     }
-    let (parts, body) = response.into_parts();
+    let (mut parts, body) = response.into_parts();
     match axum::body::to_bytes(body, largest).await {
         Ok(body) => Ok(Answer {
             headers: parts.headers,
             body,
+            kept_while: parts.extensions.remove::<KeptWhile>(),
         }),
         Err(err) => Err(ApiError::Internal(format!("reading a response: {err}")).into_response()),
     }
@@ -205,6 +327,9 @@ pub async fn serve_cached(
     if let Some(answer) = state.cache.get(&key).await {
         return hit(answer);
     }
+    if let Some(answer) = state.cache.revalidated(&key, state.store.as_ref()).await {
+        return hit(answer);
+    }
     let largest = state.cache.largest();
     // Taken by whichever computation runs: this request's, if it leads.
     let mut request = Some(req);
@@ -215,7 +340,12 @@ pub async fn serve_cached(
         metrics::counter!("read_cache_misses_total").increment(1);
         keepable(next.clone().run(req).await, largest).await
     };
+    let kept_key = key.clone();
     match state.cache.shared(key, compute).await {
+        Shared::Kept { answer, led: true } if answer.kept_while.is_some() => {
+            state.cache.kept_at(&kept_key).await;
+            respond(answer)
+        }
         Shared::Kept { answer, led: true } => respond(answer),
         Shared::Kept { answer, led: false } => hit(answer),
         Shared::NotKept(Some(response)) => response,
@@ -253,6 +383,7 @@ mod tests {
         Answer {
             headers,
             body: Bytes::from(text.to_owned()),
+            kept_while: None,
         }
     }
 

@@ -351,6 +351,34 @@ pub struct FoundKey {
     pub view_version: i64,
 }
 
+/// What a page of the merged view was made from, besides its stored rows,
+/// and the latest change to the days it covers: a kept page is still
+/// true while the first three are unchanged and no day of it has a stamp
+/// above the view version the page was computed at (migration 0014).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageStamps {
+    /// `users.sources_version`: rules, plans, accounts, tags, tombstones.
+    pub sources: i64,
+    /// `users.categories_version`: the categories a filter expands.
+    pub categories: i64,
+    /// The sum of the user's cards' money versions: every row on a card or
+    /// billed to one moves it, so the bills a cashflow page shows.
+    pub cards: i64,
+    /// The highest stamp of the days asked for (0 for none).
+    pub days: i64,
+}
+
+impl PageStamps {
+    /// Whether a page made at `made` and computed at view version
+    /// `version` is still what it would be now, these being the stamps now.
+    pub fn still_true(&self, made: &PageStamps, version: i64) -> bool {
+        self.sources == made.sources
+            && self.categories == made.categories
+            && self.cards == made.cards
+            && self.days <= version
+    }
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Cheap round trip for readiness checks.
@@ -387,6 +415,9 @@ pub trait Store: Send + Sync + 'static {
     /// The user's view version: every committed write of the user's data
     /// bumps it (-1 for no such user).
     async fn view_version(&self, user: UserId) -> StoreResult<i64>;
+    /// The user's [`PageStamps`] now, for the stored rows dated `from` to
+    /// `to` (an empty range when `to` is before `from`). One short read.
+    async fn page_stamps(&self, user: UserId, from: Date, to: Date) -> StoreResult<PageStamps>;
     /// Stores `new` and revokes `old` in one transaction: NotFound when
     /// `old` does not exist or is already revoked (nothing changes then).
     async fn rotate_api_key(&self, old: ApiKeyId, new: &ApiKey, now: Timestamp) -> StoreResult<()>;

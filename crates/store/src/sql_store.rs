@@ -37,7 +37,7 @@ use cofre_domain::{
 };
 
 use crate::{
-    AccountView, CategoryDeletion, Created, Deleted, FoundKey, ImportBatch, References, SeriesApplied, SeriesOp, Store, StoreError,
+    AccountView, CategoryDeletion, Created, Deleted, FoundKey, ImportBatch, PageStamps, References, SeriesApplied, SeriesOp, Store, StoreError,
     StoreResult, UserSummary, WriteContext,
 };
 
@@ -300,7 +300,9 @@ impl SqlStore {
     /// user's `view_version`, so every write invalidates the responses
     /// cached for the user, in every process, when it commits. (Triggers
     /// bump the finer versions the store's own caches are kept under:
-    /// migration 0009.)
+    /// migration 0009; and stamp the days of the rows a write changes with
+    /// the write's own view version, migration 0014, which is why the bump
+    /// comes first.)
     async fn begin_write(&self, user: UserId) -> StoreResult<WriteTx> {
         Ok(self.begin_write_versioned(user).await?.0)
     }
@@ -419,6 +421,34 @@ impl Store for SqlStore {
 
     async fn view_version(&self, user: UserId) -> StoreResult<i64> {
         self.user_version(user, UserVersion::View).await
+    }
+
+    async fn page_stamps(&self, user: UserId, from: Date, to: Date) -> StoreResult<PageStamps> {
+        let sql = Sql::with(
+            format!(
+                "SELECT CAST({JSON_ARRAY}(u.sources_version, u.categories_version, \
+                 (SELECT COALESCE(SUM(b.money_version), 0) FROM accounts a \
+                  JOIN account_balances b ON b.account_id = a.id \
+                  WHERE a.user_id = u.id AND a.type = 'CREDIT'), \
+                 (SELECT COALESCE(MAX(s.stamp), 0) FROM user_day_stamps s \
+                  WHERE s.user_id = u.id AND s.day >= $2 AND s.day <= $3)) AS TEXT) \
+                 FROM users u WHERE u.id = $1"
+            ),
+            [
+                Arg::Text(user.to_string()),
+                Arg::Text(format_date(from)),
+                Arg::Text(format_date(to)),
+            ],
+        );
+        let text = self.reads.text(sql).await?.ok_or(StoreError::NotFound)?;
+        let [sources, categories, cards, days]: [i64; 4] = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("page stamps: {e}")))?;
+        Ok(PageStamps {
+            sources,
+            categories,
+            cards,
+            days,
+        })
     }
 
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>> {

@@ -17,6 +17,7 @@ mod deadline;
 mod demo;
 mod export;
 mod hostile;
+mod kept_pages;
 mod limits;
 mod listing;
 mod open_finance;

@@ -2,6 +2,7 @@
 //! and the filter completed from stored data.
 
 use axum::extract::State;
+use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
@@ -23,6 +24,7 @@ use crate::AppState;
 use crate::auth::{Auth, Read};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{AppJson, AppQuery};
+use crate::read_cache::KeptWhile;
 use crate::routes::CommonErrors;
 use crate::{cards, ledger};
 
@@ -400,9 +402,23 @@ pub(super) async fn list_transactions(
     State(state): State<AppState>,
     auth: Auth<Read>,
     AppQuery(query): AppQuery<ListQuery>,
-) -> ApiResult<AppJson<TransactionPage>> {
+) -> ApiResult<Response> {
     let parsed = query.parse()?;
     let page = parsed.page.clone();
+    // Read before anything the page is made of (see `KeptWhile`): the page
+    // shows stored rows from the window's start to its cursor's day.
+    let upper = page
+        .after
+        .as_ref()
+        .map_or(parsed.filter.to, |after| after.date.min(parsed.filter.to));
+    let kept_while = KeptWhile::read(
+        state.store.as_ref(),
+        state.config.read_cache_bytes,
+        auth.user(),
+        parsed.filter.from,
+        upper,
+    )
+    .await?;
     let filter = resolve_filter(&state, auth.user(), parsed).await?;
     let today = state.clock.today();
     let result = ledger::page(state.store.as_ref(), auth.user(), &filter, &page, today).await?;
@@ -414,7 +430,7 @@ pub(super) async fn list_transactions(
         _ => None,
     };
     let public_url = &state.config.public_url;
-    Ok(AppJson(TransactionPage {
+    let mut response = AppJson(TransactionPage {
         data: result
             .items
             .into_iter()
@@ -422,7 +438,12 @@ pub(super) async fn list_transactions(
             .collect(),
         has_more: result.has_more,
         next_cursor,
-    }))
+    })
+    .into_response();
+    if let Some(kept_while) = kept_while {
+        response.extensions_mut().insert(kept_while);
+    }
+    Ok(response)
 }
 
 #[cfg(test)]
