@@ -7,8 +7,9 @@
 //! again on every request, in the same query as the key. So a kept answer
 //! is served only while it is what the handler would compute now: after a
 //! write from this process or any other, or on a new day (bill statuses and
-//! projections move with the date), the user's older answers are never
-//! served again and age out. Revocation needs nothing: the key is checked
+//! projections move with the date), the user's older answers are not
+//! served again (pages of the merged view only once checked, below) and
+//! age out. Revocation needs nothing: the key is checked
 //! before the cache is asked.
 //!
 //! A page of the merged view (`GET /v1/transactions`) is kept longer: its
