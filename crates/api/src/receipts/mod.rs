@@ -119,13 +119,37 @@ fn random_bytes<const N: usize>() -> ApiResult<[u8; N]> {
 
 /// Reads the form: exactly one field, `file`, streamed to `storage`.
 /// The file is complete under its final name when this returns; should
-/// anything after fail, dropping the [`Stored`] removes it.
+/// anything after fail, [`Stored::discard`] removes it. A form refused
+/// after its file was stored (a second file, another field) removes the
+/// file before answering.
 pub async fn receive(multipart: &mut Multipart, storage: &ReceiptStorage) -> ApiResult<Stored> {
     let mut upload = None;
+    match read_form(multipart, storage, &mut upload).await {
+        Ok(()) => upload.ok_or_else(|| {
+            ApiError::field(
+                FIELD,
+                "is required: send the receipt in the multipart field 'file'",
+            )
+        }),
+        Err(err) => {
+            if let Some(stored) = upload {
+                stored.discard().await;
+            }
+            Err(err)
+        }
+    }
+}
+
+/// The fields of the form, the file stored into `upload`.
+async fn read_form(
+    multipart: &mut Multipart,
+    storage: &ReceiptStorage,
+    upload: &mut Option<Stored>,
+) -> ApiResult<()> {
     while let Some(mut field) = multipart.next_field().await.map_err(form_error)? {
         match field.name() {
             Some(FIELD) if upload.is_none() => {
-                upload = Some(receive_file(&mut field, storage).await?);
+                *upload = Some(receive_file(&mut field, storage).await?);
             }
             Some(FIELD) => return Err(ApiError::field(FIELD, "send one file only")),
             Some(other) => {
@@ -143,12 +167,7 @@ pub async fn receive(multipart: &mut Multipart, storage: &ReceiptStorage) -> Api
             }
         }
     }
-    upload.ok_or_else(|| {
-        ApiError::field(
-            FIELD,
-            "is required: send the receipt in the multipart field 'file'",
-        )
-    })
+    Ok(())
 }
 
 /// Streams one field to the storage. The first bytes are held until the

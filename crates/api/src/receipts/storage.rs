@@ -350,6 +350,15 @@ impl Stored {
         self.storage = None;
         std::mem::take(&mut self.name)
     }
+
+    /// Removes the file now (rather than in the background on drop), so a
+    /// refused request has left nothing by the time the answer is sent.
+    pub async fn discard(mut self) {
+        if let Some(storage) = self.storage.take() {
+            let name = std::mem::take(&mut self.name);
+            storage.remove(&[name]).await;
+        }
+    }
 }
 
 impl Drop for Stored {

@@ -95,11 +95,17 @@ async fn put_receipt(
     let mut form = form.map_err(receipts::form_rejection)?;
     let storage = &state.config.receipts;
     let stored = receipts::receive(&mut form, storage).await?;
-    // Should this fail, dropping `stored` removes the new file.
-    let previous = state
+    let previous = match state
         .store
         .set_receipt(user, id, Some(stored.name()), state.clock.now())
-        .await?;
+        .await
+    {
+        Ok(previous) => previous,
+        Err(err) => {
+            stored.discard().await;
+            return Err(err.into());
+        }
+    };
     let name = stored.keep();
     storage.remove(previous.as_slice()).await;
     Ok(AppJson(ReceiptResult {
