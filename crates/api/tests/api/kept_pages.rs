@@ -105,11 +105,7 @@ async fn a_kept_page_never_outlives_a_change_to_its_rows(backend: Backend) {
     assert_eq!(row(page.ok(200), "Feira")["id"], fourteen.as_str());
 
     // The tags on a row.
-    let tag = app
-        .post("/v1/tags", json!({"title": "Casa", "color_hex": "#112233"}))
-        .await
-        .ok(201)["id"]
-        .clone();
+    let tag = app.tag("Casa", "#112233").await;
     app.patch(
         &format!("/v1/transactions/{thirteen}"),
         json!({"tag_ids": [tag]}),
@@ -120,12 +116,9 @@ async fn a_kept_page_never_outlives_a_change_to_its_rows(backend: Backend) {
     assert_eq!(row(page.ok(200), "Dia 13")["tags"][0]["title"], "Casa");
 
     // A tag's title, which the rows carrying it show (not a row change).
-    app.patch(
-        &format!("/v1/tags/{}", tag.as_str().unwrap()),
-        json!({"title": "Lar"}),
-    )
-    .await
-    .ok(200);
+    app.patch(&format!("/v1/tags/{tag}"), json!({"title": "Lar"}))
+        .await
+        .ok(200);
     let page = app.get(&second).await;
     assert_eq!(row(page.ok(200), "Dia 13")["tags"][0]["title"], "Lar");
 
@@ -167,19 +160,7 @@ async fn a_kept_page_follows_its_categories_and_its_cards(backend: Backend) {
     // Categories: a row filed under a category that later becomes a
     // subcategory of the one the page filters by.
     let (bank, card) = app.bank_and_card().await;
-    let category = |title: &str| {
-        let app = &app;
-        let title = title.to_owned();
-        async move {
-            app.post("/v1/categories", json!({"title": title}))
-                .await
-                .ok(201)["id"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        }
-    };
-    let (home, garden) = (category("Casa").await, category("Jardim").await);
+    let (home, garden) = (app.category("Casa").await, app.category("Jardim").await);
     app.tx(json!({"account_id": bank, "type": "DEBIT", "amount": 30,
         "description": "Mudas", "date": "2026-11-12", "category_id": garden}))
         .await;

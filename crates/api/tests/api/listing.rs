@@ -108,18 +108,10 @@ async fn fixture(backend: Backend) -> Fixture {
             .unwrap()
     };
     let (food, restaurants) = (find("Alimentação"), find("Restaurantes"));
-    let tag = |title: &'static str| {
-        let app = &app;
-        async move {
-            app.post("/v1/tags", json!({"title": title, "color_hex": "#AABBCC"}))
-                .await
-                .ok(201)["id"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        }
-    };
-    let (tag_a, tag_b) = (tag("Viagem").await, tag("Trabalho").await);
+    let (tag_a, tag_b) = (
+        app.tag("Viagem", "#AABBCC").await,
+        app.tag("Trabalho", "#AABBCC").await,
+    );
     let rows = [
         json!({"account_id": bank, "type": "DEBIT", "amount": 10, "description": "Padaria Pão Quente", "date": "2026-06-01", "category_id": food, "tag_ids": [tag_a]}),
         json!({"account_id": bank, "type": "DEBIT", "amount": 20, "description": "Sushi", "date": "2026-06-02", "category_id": restaurants, "tag_ids": [tag_a, tag_b]}),

@@ -50,11 +50,10 @@ fn signed(entry: &Value) -> i64 {
 /// tags), and a weekly rule; so every grouping has keys to compare.
 async fn add_categorised(g: &Generated) -> (String, String) {
     let app = &g.app;
-    let tag = |title: &str| {
-        let body = json!({"title": title, "color_hex": "#112233"});
-        async move { text(app.post("/v1/tags", body).await.ok(201), "id").to_owned() }
-    };
-    let (casa, lazer) = (tag("Casa").await, tag("Lazer").await);
+    let (casa, lazer) = (
+        app.tag("Casa", "#112233").await,
+        app.tag("Lazer", "#112233").await,
+    );
     let nubank = &g.cards[0].0;
     for body in [
         json!({"account_id": nubank, "type": "DEBIT", "amount": 120.5, "description": "Jantar",

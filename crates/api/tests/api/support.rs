@@ -367,6 +367,21 @@ impl TestApp {
             .await
     }
 
+    /// Creates a tag (201) and returns its id.
+    pub async fn tag(&self, title: &str, color_hex: &str) -> String {
+        let body = serde_json::json!({"title": title, "color_hex": color_hex});
+        let response = self.post("/v1/tags", body).await;
+        response.ok(201)["id"].as_str().expect("id").to_owned()
+    }
+
+    /// Creates a category of the user's own (201) and returns its id.
+    pub async fn category(&self, title: &str) -> String {
+        let response = self
+            .post("/v1/categories", serde_json::json!({"title": title}))
+            .await;
+        response.ok(201)["id"].as_str().expect("id").to_owned()
+    }
+
     /// Creates a bank account and archives it; returns its id.
     pub async fn archived_bank(&self, title: &str) -> String {
         let id = self.bank(title).await;
