@@ -8,7 +8,7 @@ use jiff::civil::Date;
 use cofre_domain::UserId;
 use cofre_domain::projection::Handle;
 use cofre_domain::time::MAX_DATE;
-use cofre_domain::transaction::{Page, PageRequest, Transaction, TransactionFilter};
+use cofre_domain::transaction::{Page, PageRequest, Transaction, TransactionFilter, last_day};
 use cofre_domain::view::{bills_page, merge, projected_page};
 use cofre_store::{Store, StoreError, StoreResult};
 
@@ -26,10 +26,7 @@ pub async fn page(
 ) -> StoreResult<Page<Transaction>> {
     let stored = store.list_transactions(user, filter, request).await?;
     // Projections after the cursor lie on or before its day.
-    let upper = request
-        .after
-        .as_ref()
-        .map_or(filter.to, |p| p.date.min(filter.to));
+    let upper = last_day(request.after.as_ref(), filter.to);
     if upper < filter.from {
         return Ok(stored);
     }

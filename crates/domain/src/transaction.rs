@@ -548,6 +548,12 @@ pub struct PageRequest {
     pub after: Option<PagePosition>,
 }
 
+/// The last day a page after `position` can show in a window ending on
+/// `to`: entries after a cursor lie on or before its day.
+pub fn last_day(position: Option<&PagePosition>, to: Date) -> Date {
+    position.map_or(to, |p| p.date.min(to))
+}
+
 #[derive(Clone, Debug)]
 pub struct Page<T> {
     pub items: Vec<T>,
@@ -574,6 +580,23 @@ impl TryFrom<String> for TxStatus {
 mod tests {
     use super::*;
     use jiff::civil::date;
+
+    #[test]
+    fn a_page_ends_on_its_cursor_s_day_inside_the_window() {
+        let to = date(2026, 11, 30);
+        let at = |day| PagePosition {
+            date: date(2026, 11, day),
+            id: "x".into(),
+        };
+        assert_eq!(last_day(None, to), to);
+        assert_eq!(last_day(Some(&at(12)), to), date(2026, 11, 12));
+        // A cursor from a wider window never reaches past this one.
+        let later = PagePosition {
+            date: date(2026, 12, 5),
+            id: "x".into(),
+        };
+        assert_eq!(last_day(Some(&later), to), to);
+    }
 
     fn input() -> NewTransactionInput {
         NewTransactionInput {

@@ -319,7 +319,7 @@ pub fn projected_page(
     position: Option<&PagePosition>,
     limit: usize,
 ) -> Vec<Transaction> {
-    let upper = position.map_or(filter.to, |p| p.date.min(filter.to));
+    let upper = crate::transaction::last_day(position, filter.to);
     let mut found: Vec<((std::cmp::Reverse<Date>, String), Transaction)> = Vec::new();
     let wanted = limit + 1;
     walk_projected(sources, filter, upper, wanted, |entry| {

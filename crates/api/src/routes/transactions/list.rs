@@ -14,7 +14,7 @@ use cofre_domain::projection::Handle;
 use cofre_domain::text::{lower, max_chars};
 use cofre_domain::time::{date_field, format_date, parse_date};
 use cofre_domain::transaction::{
-    PagePosition, PageRequest, TransactionFilter, TxStatus, TxType, check_window,
+    PagePosition, PageRequest, TransactionFilter, TxStatus, TxType, check_window, last_day,
 };
 use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors, TagId};
 
@@ -407,16 +407,12 @@ pub(super) async fn list_transactions(
     let page = parsed.page.clone();
     // Read before anything the page is made of (see `KeptWhile`): the page
     // shows stored rows from the window's start to its cursor's day.
-    let upper = page
-        .after
-        .as_ref()
-        .map_or(parsed.filter.to, |after| after.date.min(parsed.filter.to));
     let kept_while = KeptWhile::read(
         state.store.as_ref(),
         state.config.read_cache_bytes,
         auth.user(),
         parsed.filter.from,
-        upper,
+        last_day(page.after.as_ref(), parsed.filter.to),
     )
     .await?;
     let filter = resolve_filter(&state, auth.user(), parsed).await?;
