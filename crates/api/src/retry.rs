@@ -24,8 +24,15 @@ pub const MAX_REPLAYS: u32 = 3;
 /// once) and inside the request deadline (replays share it). Only requests
 /// whose whole body is known to be small enough to keep are replayed: no
 /// body, or a declared length within the JSON limit; an upload or a
-/// chunked body answers the conflict to its client.
+/// chunked body answers the conflict to its client. Reads (GET, HEAD,
+/// OPTIONS) run once: they take no locks a write could deadlock with and
+/// hold no transaction the database could roll back, so they never
+/// conflict, and keeping a copy of every read to replay it would be work
+/// for nothing.
 pub async fn replay_conflicts(req: Request, next: Next) -> Response {
+    if req.method().is_safe() {
+        return next.run(req).await;
+    }
     // Exact for a declared length (or no body); unknown for a chunked one.
     let keepable = req
         .body()
@@ -127,6 +134,27 @@ mod tests {
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(response.headers()[header::RETRY_AFTER], "1");
         assert_eq!(runs.load(Ordering::SeqCst), MAX_REPLAYS + 1);
+    }
+
+    #[tokio::test]
+    async fn a_read_runs_once() {
+        let runs = Arc::new(AtomicU32::new(0));
+        let counted = runs.clone();
+        let app = Router::new()
+            .route(
+                "/",
+                axum::routing::get(move || async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    ApiError::Conflicted.into_response()
+                }),
+            )
+            .layer(middleware::from_fn(replay_conflicts));
+        let response = app
+            .oneshot(Request::get("/").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
