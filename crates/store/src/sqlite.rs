@@ -98,6 +98,7 @@ impl SqlStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
+            .pragma("temp_store", "memory")
             .busy_timeout(BUSY_TIMEOUT);
         let file = options.get_filename().to_owned();
         let changes = Changes(std::sync::Arc::new(crate::change_stamp::WalWatch::new(
