@@ -24,12 +24,6 @@ fn get_ts(row: &DbRow, col: &str) -> StoreResult<Timestamp> {
     text.parse().map_err(|_| corrupt(col, &text))
 }
 
-fn get_opt_ts(row: &DbRow, col: &str) -> StoreResult<Option<Timestamp>> {
-    let text: Option<String> = row.try_get(col)?;
-    text.map(|t| t.parse().map_err(|_| corrupt(col, &t)))
-        .transpose()
-}
-
 fn get_date(row: &DbRow, col: &str) -> StoreResult<Date> {
     let text: String = row.try_get(col)?;
     parse_date(&text).ok_or_else(|| corrupt(col, &text))
@@ -68,16 +62,73 @@ fn profile_from_row(row: &DbRow) -> StoreResult<Profile> {
     })
 }
 
+/// The columns of [`API_KEY_COLUMNS`], in that order, as text.
+#[derive(serde::Deserialize)]
+struct RawKey(
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    String,
+    Option<String>,
+);
+
+/// An `api_keys` row's columns (prefixed with `k.` for the key lookup).
+const API_KEY_COLUMNS: &str =
+    "k.id, k.user_id, k.secret_hash, k.scopes, k.label, k.created_at, k.revoked_at";
+
+impl RawKey {
+    fn into_key(self) -> StoreResult<ApiKey> {
+        let RawKey(id, user_id, secret_hash, scopes, label, created_at, revoked_at) = self;
+        Ok(ApiKey {
+            id: ApiKeyId(parse_uuid("id", &id)?),
+            user_id: UserId(parse_uuid("user_id", &user_id)?),
+            secret_hash,
+            scopes: parse_scopes(&scopes).map_err(|_| corrupt("scopes", &scopes))?,
+            label,
+            created_at: created_at
+                .parse()
+                .map_err(|_| corrupt("created_at", &created_at))?,
+            revoked_at: revoked_at
+                .map(|t| t.parse().map_err(|_| corrupt("revoked_at", &t)))
+                .transpose()?,
+        })
+    }
+}
+
 fn api_key_from_row(row: &DbRow) -> StoreResult<ApiKey> {
-    let scopes: String = row.try_get("scopes")?;
-    Ok(ApiKey {
-        id: ApiKeyId(get_uuid(row, "id")?),
-        user_id: UserId(get_uuid(row, "user_id")?),
-        secret_hash: row.try_get("secret_hash")?,
-        scopes: parse_scopes(&scopes).map_err(|_| corrupt("scopes", &scopes))?,
-        label: row.try_get("label")?,
-        created_at: get_ts(row, "created_at")?,
-        revoked_at: get_opt_ts(row, "revoked_at")?,
+    RawKey(
+        row.try_get("id")?,
+        row.try_get("user_id")?,
+        row.try_get("secret_hash")?,
+        row.try_get("scopes")?,
+        row.try_get("label")?,
+        row.try_get("created_at")?,
+        row.try_get("revoked_at")?,
+    )
+    .into_key()
+}
+
+/// A key and its owner's view version, as the key lookup's one value
+/// gives them: a JSON array of [`API_KEY_COLUMNS`] and the version.
+fn decode_found_key(text: &str) -> StoreResult<FoundKey> {
+    #[derive(serde::Deserialize)]
+    struct Raw(
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+        String,
+        Option<String>,
+        i64,
+    );
+    let Raw(id, user_id, secret_hash, scopes, label, created_at, revoked_at, view_version) =
+        serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("api key: {e}")))?;
+    Ok(FoundKey {
+        key: RawKey(id, user_id, secret_hash, scopes, label, created_at, revoked_at).into_key()?,
+        view_version,
     })
 }
 

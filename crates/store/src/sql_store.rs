@@ -396,21 +396,20 @@ impl Store for SqlStore {
         {
             return Ok(Some(found));
         }
-        let row = sqlx::query(
-            "SELECT k.id, k.user_id, k.secret_hash, k.scopes, k.label, k.created_at, k.revoked_at, \
-             u.view_version FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1",
-        )
-        .bind(id.to_string())
-        .fetch_optional(&self.pool)
-        .await?;
-        let found = row
-            .as_ref()
-            .map(|row| {
-                Ok::<_, StoreError>(FoundKey {
-                    key: api_key_from_row(row)?,
-                    view_version: row.try_get("view_version")?,
-                })
-            })
+        // A short read: under writes every commit moves the stamp, so each
+        // request after one comes here.
+        let sql = Sql::with(
+            format!(
+                "SELECT CAST({JSON_ARRAY}({API_KEY_COLUMNS}, u.view_version) AS TEXT) \
+                 FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1"
+            ),
+            [Arg::Text(id.to_string())],
+        );
+        let found = self
+            .reads
+            .text(sql)
+            .await?
+            .map(|text| decode_found_key(&text))
             .transpose()?;
         // Only keys that exist are kept: made-up ids cannot fill the cache.
         if let (Some(stamp), Some(found)) = (stamp, &found) {
