@@ -98,6 +98,13 @@ impl SqlStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
+            // A write in a group-commit batch runs in a savepoint, whose
+            // journal (the pages it changes, as they were) SQLite spills to
+            // a temp file past 64 KiB and then writes on every later write
+            // of the batch. In memory it holds one write's pages at a time
+            // (it is emptied when the savepoint is released); the sorts a
+            // statement needs also stay in memory, and none here sorts
+            // more than one user's rows.
             .pragma("temp_store", "memory")
             .busy_timeout(BUSY_TIMEOUT);
         let file = options.get_filename().to_owned();
