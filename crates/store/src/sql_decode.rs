@@ -330,52 +330,54 @@ impl<'de> serde::Deserialize<'de> for JsonBool {
 }
 
 /// One transaction row as [`entries_query`] returns it, column by column.
+/// Ids, days, names and times are borrowed from the page's text (they hold
+/// no character JSON escapes): only what an entry keeps is copied.
 #[derive(serde::Deserialize)]
-struct RawTx(
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
+struct RawTx<'a>(
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
     i64,
     String,
     String,
     Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
+    #[serde(borrow)] Option<&'a str>,
+    #[serde(borrow)] Option<&'a str>,
+    #[serde(borrow)] Option<&'a str>,
+    #[serde(borrow)] Option<&'a str>,
+    #[serde(borrow)] Option<&'a str>,
     Option<i64>,
-    Option<String>,
+    #[serde(borrow)] Option<&'a str>,
     JsonBool,
-    String,
-    JsonBool,
-    Option<String>,
-    Option<String>,
+    &'a str,
     JsonBool,
     Option<String>,
     Option<String>,
     JsonBool,
-    String,
+    Option<String>,
+    Option<String>,
+    JsonBool,
+    &'a str,
     Option<i64>,
     Option<i64>,
-    Option<Vec<RawTag>>,
+    #[serde(borrow)] Option<Vec<RawTag<'a>>>,
 );
 
 /// A tag of a row as [`tx_tags`] lists it.
-type RawTag = (String, String, String);
+type RawTag<'a> = (&'a str, String, String);
 
 /// A row's tags (both backends nest [`tx_tags`]' array in the page as
 /// JSON; NULL where PostgreSQL aggregates no tag), ordered by title.
-fn parse_tags(raw: Option<Vec<RawTag>>) -> StoreResult<Vec<TagRef>> {
+fn parse_tags(raw: Option<Vec<RawTag<'_>>>) -> StoreResult<Vec<TagRef>> {
     let mut tags = raw
         .unwrap_or_default()
         .into_iter()
         .map(|(id, title, color_hex)| {
             Ok(TagRef {
-                id: TagId(parse_uuid("tag id", &id)?),
+                id: TagId(parse_uuid("tag id", id)?),
                 title,
                 color_hex,
             })
@@ -389,15 +391,15 @@ fn parse_uuid(column: &str, text: &str) -> StoreResult<Uuid> {
     Uuid::try_parse(text).map_err(|_| corrupt(column, text))
 }
 
-fn parse_opt_uuid(column: &str, text: Option<String>) -> StoreResult<Option<Uuid>> {
-    text.map(|t| parse_uuid(column, &t)).transpose()
+fn parse_opt_uuid(column: &str, text: Option<&str>) -> StoreResult<Option<Uuid>> {
+    text.map(|t| parse_uuid(column, t)).transpose()
 }
 
 fn parse_day(column: &str, text: &str) -> StoreResult<Date> {
     parse_date(text).ok_or_else(|| corrupt(column, text))
 }
 
-impl RawTx {
+impl RawTx<'_> {
     /// The entry, with its tags.
     fn into_transaction(self) -> StoreResult<Transaction> {
         let RawTx(
@@ -451,14 +453,14 @@ impl RawTx {
             _ => None,
         };
         Ok(Transaction {
-            id: EntryId::Stored(TransactionId(parse_uuid("id", &id)?)),
-            user_id: UserId(parse_uuid("user_id", &user_id)?),
-            account_id: AccountId(parse_uuid("account_id", &account_id)?),
+            id: EntryId::Stored(TransactionId(parse_uuid("id", id)?)),
+            user_id: UserId(parse_uuid("user_id", user_id)?),
+            account_id: AccountId(parse_uuid("account_id", account_id)?),
             currency,
             state: TransactionState {
-                date: parse_day("date", &date)?,
-                tx_type: TxType::parse(&tx_type).ok_or_else(|| corrupt("type", &tx_type))?,
-                status: TxStatus::parse(&status).ok_or_else(|| corrupt("status", &status))?,
+                date: parse_day("date", date)?,
+                tx_type: TxType::parse(tx_type).ok_or_else(|| corrupt("type", tx_type))?,
+                status: TxStatus::parse(status).ok_or_else(|| corrupt("status", status))?,
                 amount: Money::from_cents(amount_cents),
                 description,
                 notes,
@@ -471,12 +473,12 @@ impl RawTx {
                 .map(AccountId),
             recurrence_id: parse_opt_uuid("recurrence_id", recurrence_id)?.map(RuleId),
             recurrence_period_date: recurrence_period_date
-                .map(|d| parse_day("recurrence_period_date", &d))
+                .map(|d| parse_day("recurrence_period_date", d))
                 .transpose()?,
             installment,
             transfer_group_id: parse_opt_uuid("transfer_group_id", transfer_group_id)?,
             created_by_user: created_by_user.get(),
-            source: Source::parse(&source).ok_or_else(|| corrupt("source", &source))?,
+            source: Source::parse(source).ok_or_else(|| corrupt("source", source))?,
             card_number,
             holder,
             holder_is_me: holder_is_me.get(),
@@ -485,7 +487,7 @@ impl RawTx {
             open_finance: open_finance.get(),
             created_at: created_at
                 .parse()
-                .map_err(|_| corrupt("created_at", &created_at))?,
+                .map_err(|_| corrupt("created_at", created_at))?,
         })
     }
 }
