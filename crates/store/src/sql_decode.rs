@@ -111,23 +111,13 @@ fn api_key_from_row(row: &DbRow) -> StoreResult<ApiKey> {
 }
 
 /// A key and its owner's view version, as the key lookup's one value
-/// gives them: a JSON array of [`API_KEY_COLUMNS`] and the version.
+/// gives them: a JSON array of the key's [`API_KEY_COLUMNS`] (an array)
+/// and the version.
 fn decode_found_key(text: &str) -> StoreResult<FoundKey> {
-    #[derive(serde::Deserialize)]
-    struct Raw(
-        String,
-        String,
-        String,
-        String,
-        Option<String>,
-        String,
-        Option<String>,
-        i64,
-    );
-    let Raw(id, user_id, secret_hash, scopes, label, created_at, revoked_at, view_version) =
+    let (key, view_version): (RawKey, i64) =
         serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("api key: {e}")))?;
     Ok(FoundKey {
-        key: RawKey(id, user_id, secret_hash, scopes, label, created_at, revoked_at).into_key()?,
+        key: key.into_key()?,
         view_version,
     })
 }

@@ -400,7 +400,7 @@ impl Store for SqlStore {
         // request after one comes here.
         let sql = Sql::with(
             format!(
-                "SELECT CAST({JSON_ARRAY}({API_KEY_COLUMNS}, u.view_version) AS TEXT) \
+                "SELECT CAST({JSON_ARRAY}({JSON_ARRAY}({API_KEY_COLUMNS}), u.view_version) AS TEXT) \
                  FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1"
             ),
             [Arg::Text(id.to_string())],
