@@ -123,6 +123,10 @@ def ok(response, status=200):
     return response.parsed
 
 
+def utc_today():
+    return datetime.datetime.now(datetime.timezone.utc).date()
+
+
 def main():
     url = os.environ["COFRE_URL"]
     api = AuthenticatedClient(base_url=url, token=os.environ["COFRE_KEY"], raise_on_unexpected_status=True)
@@ -130,7 +134,9 @@ def main():
     other = AuthenticatedClient(base_url=url, token=os.environ["COFRE_OTHER_KEY"])
     stranger = AuthenticatedClient(base_url=url, token="cofre_" + "0" * 32 + "_" + "0" * 64)
     public = Client(base_url=url)
-    today = datetime.date.today()
+    # The server runs with COFRE_TIMEZONE=UTC (scripts/conformance): its
+    # today, whatever the machine's zone.
+    today = utc_today()
 
     step("public routes: index, health, readiness, metrics")
     found = ok(index.sync_detailed(client=public))
@@ -369,7 +375,7 @@ def main():
 
     step("budgets: a monthly limit, its month, a change, ownership")
     food = uuid.UUID("30b679d8-1fd0-5798-9807-ef2de0278a88")
-    this_month = datetime.date.today().strftime("%Y-%m")
+    this_month = utc_today().strftime("%Y-%m")
     budget = ok(create_budget.sync_detailed(client=api, body=CreateBudget(category_id=food, amount=500.0)), 201)
     assert budget.starts_on == this_month and budget.include_subcategories and not budget.rollover
     assert [b.id for b in ok(list_budgets.sync_detailed(client=api)).data] == [budget.id]
@@ -392,7 +398,7 @@ def main():
     assert all(row.month == this_month for row in spending.rows)
     cashflow = ok(cashflow_report.sync_detailed(client=api, from_=this_month, to=this_month))
     assert [m.month for m in cashflow.months] == [this_month]
-    today = datetime.date.today()
+    today = utc_today()
     worth = ok(net_worth_report.sync_detailed(client=api, from_=today - datetime.timedelta(days=27), to=today,
                                               interval="week"))
     assert len(worth.points) == 4 and worth.points[-1].date == today
