@@ -21,7 +21,11 @@ fn get_opt_uuid(row: &DbRow, col: &str) -> StoreResult<Option<Uuid>> {
 
 fn get_ts(row: &DbRow, col: &str) -> StoreResult<Timestamp> {
     let text: String = row.try_get(col)?;
-    text.parse().map_err(|_| corrupt(col, &text))
+    parse_ts(col, &text)
+}
+
+fn parse_ts(column: &str, text: &str) -> StoreResult<Timestamp> {
+    text.parse().map_err(|_| corrupt(column, text))
 }
 
 fn get_date(row: &DbRow, col: &str) -> StoreResult<Date> {
@@ -74,7 +78,7 @@ struct RawKey(
     Option<String>,
 );
 
-/// An `api_keys` row's columns (prefixed with `k.` for the key lookup).
+/// An `api_keys` row's columns, the table named `k`.
 const API_KEY_COLUMNS: &str =
     "k.id, k.user_id, k.secret_hash, k.scopes, k.label, k.created_at, k.revoked_at";
 
@@ -87,11 +91,9 @@ impl RawKey {
             secret_hash,
             scopes: parse_scopes(&scopes).map_err(|_| corrupt("scopes", &scopes))?,
             label,
-            created_at: created_at
-                .parse()
-                .map_err(|_| corrupt("created_at", &created_at))?,
+            created_at: parse_ts("created_at", &created_at)?,
             revoked_at: revoked_at
-                .map(|t| t.parse().map_err(|_| corrupt("revoked_at", &t)))
+                .map(|t| parse_ts("revoked_at", &t))
                 .transpose()?,
         })
     }
@@ -475,9 +477,7 @@ impl RawTx<'_> {
             original_description,
             receipt_name,
             open_finance: open_finance.get(),
-            created_at: created_at
-                .parse()
-                .map_err(|_| corrupt("created_at", created_at))?,
+            created_at: parse_ts("created_at", created_at)?,
         })
     }
 }

@@ -451,10 +451,10 @@ impl Store for SqlStore {
     }
 
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>> {
-        let rows = sqlx::query(
-            "SELECT id, user_id, secret_hash, scopes, label, created_at, revoked_at \
-             FROM api_keys WHERE user_id = $1 ORDER BY created_at, id",
-        )
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {API_KEY_COLUMNS} FROM api_keys k WHERE k.user_id = $1 \
+             ORDER BY k.created_at, k.id"
+        )))
         .bind(user.to_string())
         .fetch_all(&self.pool)
         .await?;
