@@ -13,6 +13,9 @@ const MIGRATIONS_TABLE_EXISTS: &str = "SELECT to_regclass($1)::text";
 /// transaction (on SQLite, `BEGIN IMMEDIATE` already does).
 const LOCK_USERS: &str = "LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE";
 const JSON_ARRAY: &str = "json_build_array";
+/// A JSON value read from a column, as a JSON constructor takes it to
+/// nest it: as it is (a `json` column nests by itself).
+const JSON_NESTED: &str = "";
 
 /// How long a request waits for a connection before the database counts
 /// as unavailable (503 with `Retry-After`), well inside the request
@@ -62,6 +65,14 @@ impl Reads {
     /// The first column of the one row `sql` answers, as a number.
     async fn int(&self, sql: Sql) -> Result<Option<i64>, crate::StoreError> {
         pool_one(&self.0, sql).await
+    }
+}
+
+impl Reads {
+    /// Rows read column by column: never here (the caller reads them as
+    /// one JSON page, one round trip).
+    fn entries(&self, _query: &Sql) -> Option<StoreResult<Vec<Transaction>>> {
+        None
     }
 }
 

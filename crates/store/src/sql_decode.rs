@@ -234,46 +234,57 @@ const TX_NAMES: &str = "p.id, p.user_id, p.account_id, p.date, p.type, p.status,
     p.holder, p.holder_is_me, p.original_description, p.receipt_name, p.open_finance, \
     p.created_at, p.plan_count, p.plan_total";
 
-/// Each row's tags as a JSON array of `[id, title, color]` (NULL or `[]`
-/// for none), looked up for the rows of the page alone.
-fn tx_tags() -> String {
-    format!(
-        "(SELECT {JSON_AGG}({JSON_ARRAY}(g.id, g.title, g.color_hex)) \
-         FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id \
-         WHERE tt.transaction_id = p.id)"
-    )
+/// Starts a query for transaction rows: [`TX_COLUMNS`], then the row's
+/// tags as a JSON array of `[id, title, color]` (NULL or `[]` for none,
+/// as the backend aggregates no row), looked up for the rows the query
+/// answers alone. Push its WHERE, ORDER BY and LIMIT, then read it with
+/// [`fetch_entries`] (inside a write) or [`SqlStore::read_entries`].
+fn entries_query() -> Sql {
+    static SELECT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT {TX_COLUMNS}, (SELECT {JSON_AGG}({JSON_ARRAY}(g.id, g.title, g.color_hex)) \
+             FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id \
+             WHERE tt.transaction_id = t.id) AS tags {TX_FROM}"
+        )
+    });
+    Sql::new(SELECT.as_str())
 }
 
-/// Starts a query for transaction rows, with their tags, that the database
-/// answers as ONE value, a JSON array of rows: the driver hands over one
-/// value in one statement instead of one row (and one thread hand-off) per
-/// entry and a second query for the tags. Push the inner select's WHERE,
-/// ORDER BY and LIMIT, then read it with [`fetch_entries`] (inside a
-/// write) or [`SqlStore::read_entries`].
-fn entries_query() -> Sql {
-    Sql::new(format!(
-        "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES}, {tags})), '[]') AS TEXT) \
-         AS page FROM (SELECT {TX_COLUMNS} {TX_FROM}",
-        tags = tx_tags()
-    ))
+/// An [`entries_query`]'s rows as ONE value, a JSON array of rows: the
+/// driver hands over one value in one statement instead of one row (and
+/// one thread hand-off) per entry. The aggregate need not keep the rows'
+/// order.
+fn entries_page(query: &Sql) -> Sql {
+    static BEFORE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES}, {JSON_NESTED}(p.tags))), \
+             '[]') AS TEXT) AS page FROM ("
+        )
+    });
+    query.within(&BEFORE, ") p")
 }
 
 /// Runs an [`entries_query`] and decodes its rows, with their tags. The
 /// order of the rows is not kept: callers sort when it matters.
 async fn fetch_entries(
     conn: &mut <Db as sqlx::Database>::Connection,
-    mut query: Sql,
+    query: Sql,
 ) -> StoreResult<Vec<Transaction>> {
-    query.push(") p");
-    let text: String = query.query_scalar()?.fetch_one(&mut *conn).await?;
+    let text: String = entries_page(&query)
+        .query_scalar()?
+        .fetch_one(&mut *conn)
+        .await?;
     decode_entries(&text)
 }
 
 impl SqlStore {
-    /// [`fetch_entries`] outside a write, as short reads run.
-    async fn read_entries(&self, mut query: Sql) -> StoreResult<Vec<Transaction>> {
-        query.push(") p");
-        decode_entries(&self.read_array(query).await?)
+    /// [`fetch_entries`] outside a write, as short reads run (in the
+    /// query's order where reads take rows on the calling thread).
+    async fn read_entries(&self, query: Sql) -> StoreResult<Vec<Transaction>> {
+        if let Some(rows) = self.reads.entries(&query) {
+            return rows;
+        }
+        decode_entries(&self.read_array(entries_page(&query)).await?)
     }
 }
 

@@ -76,6 +76,16 @@ impl Sql {
         self
     }
 
+    /// This statement inside `before` and `after` (a subquery of an outer
+    /// select, say), its values kept: the outer text must hold no
+    /// placeholder of its own.
+    pub(crate) fn within(&self, before: &str, after: &str) -> Sql {
+        Sql {
+            text: format!("{before}{}{after}", self.text),
+            args: self.args.clone(),
+        }
+    }
+
     /// A placeholder for `value`.
     pub(crate) fn push_bind(&mut self, value: impl Into<Arg>) -> &mut Self {
         self.args.push(value.into());
@@ -162,5 +172,17 @@ mod tests {
         });
         assert_eq!(sql.text, "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)");
         assert_eq!(sql.args.len(), 4);
+    }
+
+    #[test]
+    fn a_wrapped_statement_keeps_its_values_and_their_numbers() {
+        let mut inner = Sql::new("SELECT id FROM t WHERE a = ");
+        inner.push_bind("x");
+        let outer = inner.within("SELECT count(*) FROM (", ") p");
+        assert_eq!(
+            outer.text,
+            "SELECT count(*) FROM (SELECT id FROM t WHERE a = $1) p"
+        );
+        assert_eq!(outer.args, inner.args);
     }
 }

@@ -17,6 +17,9 @@ const MIGRATIONS_TABLE_EXISTS: &str =
 /// transaction (on SQLite, `BEGIN IMMEDIATE` already does).
 const LOCK_USERS: &str = "SELECT 1";
 const JSON_ARRAY: &str = "json_array";
+/// A JSON value read from a column, as a JSON constructor takes it to
+/// nest it (not as a string).
+const JSON_NESTED: &str = "json";
 
 /// A write transaction: a savepoint in the batch the group commit gate
 /// has open (see [`crate::group_commit`]).
@@ -70,6 +73,82 @@ impl Reads {
             Reads::Thread(reads) => reads.one(&sql),
             Reads::Pool(pool) => pool_one(pool, sql).await,
         }
+    }
+}
+
+impl Reads {
+    /// The rows of an [`entries_query`], in its order, read column by
+    /// column on the calling thread, where a row costs no hand-off and
+    /// building and parsing a JSON page would be the dearest part of the
+    /// read; `None` where reads go through the pool (the caller reads
+    /// them as one JSON page instead).
+    fn entries(&self, query: &Sql) -> Option<StoreResult<Vec<Transaction>>> {
+        match self {
+            Reads::Thread(reads) => {
+                Some(reads.rows(query, |row| RawTx::from_row(row)?.into_transaction()))
+            }
+            Reads::Pool(_) => None,
+        }
+    }
+}
+
+impl<'a> RawTx<'a> {
+    /// A row of an [`entries_query`], its text borrowed from the row.
+    fn from_row(row: &'a rusqlite::Row<'a>) -> StoreResult<Self> {
+        use rusqlite::types::ValueRef;
+        let value = |i: usize| row.get_ref(i).map_err(StoreError::from);
+        let bad = |i: usize, e: rusqlite::types::FromSqlError| {
+            StoreError::Corrupt(format!("transaction column {i}: {e}"))
+        };
+        let text = |i: usize| value(i)?.as_str().map_err(|e| bad(i, e));
+        let opt_text = |i: usize| value(i)?.as_str_or_null().map_err(|e| bad(i, e));
+        let owned = |i: usize| text(i).map(str::to_owned);
+        let opt_owned = |i: usize| opt_text(i).map(|t| t.map(str::to_owned));
+        let int = |i: usize| value(i)?.as_i64().map_err(|e| bad(i, e));
+        let opt_int = |i: usize| value(i)?.as_i64_or_null().map_err(|e| bad(i, e));
+        let flag = |i: usize| int(i).map(|n| JsonBool(n != 0));
+        let tags = match value(29)? {
+            ValueRef::Null => None,
+            tags => {
+                let text = tags.as_str().map_err(|e| bad(29, e))?;
+                Some(
+                    serde_json::from_str(text)
+                        .map_err(|e| StoreError::Corrupt(format!("transaction tags: {e}")))?,
+                )
+            }
+        };
+        Ok(RawTx(
+            text(0)?,
+            text(1)?,
+            text(2)?,
+            text(3)?,
+            text(4)?,
+            text(5)?,
+            int(6)?,
+            owned(7)?,
+            owned(8)?,
+            opt_owned(9)?,
+            opt_text(10)?,
+            opt_text(11)?,
+            opt_text(12)?,
+            opt_text(13)?,
+            opt_text(14)?,
+            opt_int(15)?,
+            opt_text(16)?,
+            flag(17)?,
+            text(18)?,
+            flag(19)?,
+            opt_owned(20)?,
+            opt_owned(21)?,
+            flag(22)?,
+            opt_owned(23)?,
+            opt_owned(24)?,
+            flag(25)?,
+            text(26)?,
+            opt_int(27)?,
+            opt_int(28)?,
+            tags,
+        ))
     }
 }
 

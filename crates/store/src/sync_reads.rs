@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::types::FromSql;
-use rusqlite::{Connection, OpenFlags, ToSql};
+use rusqlite::{Connection, OpenFlags, Row, Rows, ToSql};
 
 use crate::StoreError;
 use crate::db_errors::{Failure, classify_sqlite};
@@ -63,14 +63,43 @@ impl SyncReads {
     /// The first column of the one row `sql` answers, `None` when it
     /// answers none (more rows than one are not read).
     pub(crate) fn one<T: FromSql>(&self, sql: &Sql) -> Result<Option<T>, StoreError> {
+        self.query(sql, |rows| match rows.next()? {
+            Some(row) => Ok(Some(row.get(0)?)),
+            None => Ok(None),
+        })
+    }
+
+    /// Every row `sql` answers, in its order, each as `each` reads it
+    /// (borrowing its values from the row, so nothing is copied that the
+    /// caller does not keep).
+    pub(crate) fn rows<T>(
+        &self,
+        sql: &Sql,
+        mut each: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        self.query(sql, |rows| {
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                out.push(each(row)?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Runs `sql` on an idle connection, `read` taking its rows.
+    fn query<R>(
+        &self,
+        sql: &Sql,
+        read: impl FnOnce(&mut Rows<'_>) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
         let mut conn = self.take()?;
-        let result = run(&mut conn, sql);
+        let result = run(&mut conn, sql, read);
         // A connection whose statement failed is closed, not kept: an error
         // from SQLite may have left it in a state no other read should meet.
         if result.is_ok() {
             self.give_back(conn);
         }
-        Ok(result?)
+        result
     }
 
     fn take(&self) -> Result<Connection, StoreError> {
@@ -98,7 +127,11 @@ impl SyncReads {
     }
 }
 
-fn run<T: FromSql>(conn: &mut Connection, sql: &Sql) -> rusqlite::Result<Option<T>> {
+fn run<R>(
+    conn: &mut Connection,
+    sql: &Sql,
+    read: impl FnOnce(&mut Rows<'_>) -> Result<R, StoreError>,
+) -> Result<R, StoreError> {
     let mut statement = conn.prepare_cached(&sql.text)?;
     // `$n` is a named parameter to SQLite: bind each by its name, so the
     // n-th value lands on `$n` wherever it stands in the text.
@@ -113,11 +146,7 @@ fn run<T: FromSql>(conn: &mut Connection, sql: &Sql) -> rusqlite::Result<Option<
             .ok_or(rusqlite::Error::InvalidParameterName(name.clone()))?;
         statement.raw_bind_parameter(index, ArgRef(arg))?;
     }
-    let mut rows = statement.raw_query();
-    match rows.next()? {
-        Some(row) => row.get(0).map(Some),
-        None => Ok(None),
-    }
+    read(&mut statement.raw_query())
 }
 
 /// An [`Arg`] as SQLite binds it: booleans as 0 and 1, like sqlx does.
@@ -170,6 +199,29 @@ mod tests {
         assert_eq!(reads.one::<String>(&sql).unwrap().as_deref(), Some("y"));
         let none = Sql::with("SELECT a FROM t WHERE a = $1", [Arg::OptText(None)]);
         assert_eq!(reads.one::<String>(&none).unwrap(), None);
+    }
+
+    #[test]
+    fn reads_every_row_in_order_and_keeps_the_connection_after_a_bad_row() {
+        let (_dir, reads) = database();
+        let sql = Sql::new("SELECT a, b FROM t ORDER BY b DESC");
+        let rows = reads
+            .rows(&sql, |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            })
+            .unwrap();
+        assert_eq!(rows, vec![("y".to_owned(), 2), ("x".to_owned(), 1)]);
+        let refused = reads.rows(&sql, |_| -> Result<(), StoreError> {
+            Err(StoreError::Corrupt("refused".into()))
+        });
+        assert!(matches!(refused, Err(StoreError::Corrupt(_))));
+        let none = Sql::with("SELECT a FROM t WHERE b = $1", [Arg::Int(9)]);
+        assert!(
+            reads
+                .rows(&none, |row| Ok(row.get::<_, String>(0)?))
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
