@@ -66,9 +66,7 @@ impl Reads {
     async fn int(&self, sql: Sql) -> Result<Option<i64>, crate::StoreError> {
         pool_one(&self.0, sql).await
     }
-}
 
-impl Reads {
     /// Rows read column by column: never here (the caller reads them as
     /// one JSON page, one round trip).
     fn entries(&self, _query: &Sql) -> Option<StoreResult<Vec<Transaction>>> {

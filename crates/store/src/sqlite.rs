@@ -74,9 +74,7 @@ impl Reads {
             Reads::Pool(pool) => pool_one(pool, sql).await,
         }
     }
-}
 
-impl Reads {
     /// The rows of an [`entries_query`], in its order, read column by
     /// column on the calling thread, where a row costs no hand-off and
     /// building and parsing a JSON page would be the dearest part of the

@@ -202,7 +202,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_every_row_in_order_and_keeps_the_connection_after_a_bad_row() {
+    fn reads_every_row_in_order_and_goes_on_after_a_refused_row() {
         let (_dir, reads) = database();
         let sql = Sql::new("SELECT a, b FROM t ORDER BY b DESC");
         let rows = reads

@@ -1,35 +1,18 @@
 //! Transaction rows read back alike whichever way the store reads them:
 //! column by column on the calling thread (a database file) or as one
-//! JSON page through the pool (a database in memory), with their tags and
-//! installments, in the list's order.
+//! JSON page through the pool (a database in memory), with their tags,
+//! in the list's order.
 
-use jiff::Timestamp;
-use jiff::civil::{Date, date};
+use jiff::civil::date;
 
-use cofre_domain::account::{AccountChanges, AccountType};
+use cofre_domain::Money;
 use cofre_domain::tag::new_tag;
 use cofre_domain::transaction::{
     NewTransactionInput, PageRequest, Transaction, TransactionFilter, TxType, new_transaction,
 };
-use cofre_domain::{AccountId, Money, UserId};
-use cofre_store::{Store, WriteContext};
 
-fn now() -> (Timestamp, Date) {
-    ("2026-11-22T15:00:00Z".parse().unwrap(), date(2026, 11, 22))
-}
-
-async fn bank_account(store: &dyn Store, user: UserId) -> AccountId {
-    let (now, today) = now();
-    let changes = AccountChanges {
-        account_type: Some(AccountType::Bank),
-        ..Default::default()
-    };
-    let (account, _) = store
-        .create_account(user, &changes, None, "BRL", WriteContext { now, today })
-        .await
-        .unwrap();
-    account.account.id
-}
+mod support;
+use support::{bank_account, now};
 
 /// Three rows of one user: one with two tags, one with none, one with a
 /// note; read back by id and as a list.

@@ -2,20 +2,16 @@
 //! write through one must be visible to the other's cached view sources
 //! and to the keys its authentication kept.
 
-use jiff::Timestamp;
-use jiff::civil::{Date, date};
+use jiff::civil::date;
 use std::sync::Arc;
 
-use cofre_domain::account::{AccountChanges, AccountType};
 use cofre_domain::projection::{Frequency, RecurrenceRule, Schedule, Template};
 use cofre_domain::transaction::TxType;
-use cofre_domain::{AccountId, Money, RuleId, UserId};
-use cofre_store::{Store, WriteContext};
+use cofre_domain::{Money, RuleId, UserId};
+use cofre_store::Store;
 
-/// The moment every write of these tests is made at.
-fn now() -> (Timestamp, Date) {
-    ("2026-11-22T15:00:00Z".parse().unwrap(), date(2026, 11, 22))
-}
+mod support;
+use support::{bank_account, now};
 
 /// Two stores on one fresh database file, as two processes, and a user
 /// made through the first.
@@ -26,20 +22,6 @@ async fn two_processes() -> (tempfile::TempDir, Arc<dyn Store>, Arc<dyn Store>, 
     let second = cofre_store::connect(&url).await.unwrap();
     let user = first.create_user(None, now().0).await.unwrap().id;
     (dir, first, second, user)
-}
-
-/// A bank account of `user`, created through `store`.
-async fn bank_account(store: &dyn Store, user: UserId) -> AccountId {
-    let (now, today) = now();
-    let changes = AccountChanges {
-        account_type: Some(AccountType::Bank),
-        ..Default::default()
-    };
-    let (account, _) = store
-        .create_account(user, &changes, None, "BRL", WriteContext { now, today })
-        .await
-        .unwrap();
-    account.account.id
 }
 
 #[tokio::test]
