@@ -66,4 +66,14 @@ mod tests {
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
         assert!(ids.windows(2).all(|w| w[0].to_string() < w[1].to_string()));
     }
+
+    #[test]
+    fn ids_order_as_their_text_does() {
+        let mut ids: Vec<TransactionId> = (0..500).map(|_| TransactionId::new()).collect();
+        ids.extend((0..500).map(|_| TransactionId(uuid::Uuid::new_v4())));
+        let mut by_text = ids.clone();
+        by_text.sort_by_key(|id| id.to_string());
+        ids.sort();
+        assert_eq!(ids, by_text);
+    }
 }

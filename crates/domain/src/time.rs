@@ -40,8 +40,11 @@ pub fn date_field(field: &str, text: &str) -> Result<Date, DomainError> {
     })
 }
 
+/// `YYYY-MM-DD`, the inverse of [`parse_date`] on the supported calendar.
+/// jiff's own ISO 8601 printer: `strftime` read its format string again
+/// for every date, and a page of entries prints two or three a row.
 pub fn format_date(date: Date) -> String {
-    date.strftime("%Y-%m-%d").to_string()
+    date.to_string()
 }
 
 /// ISO 8601 UTC with milliseconds and `Z`: `2026-11-22T10:15:00.000Z`.
@@ -94,6 +97,21 @@ mod tests {
         assert!(parse_date("0000-12-31").is_none(), "year 0");
         assert!(parse_date("-001-01-01").is_none());
         assert_eq!(MAX_DATE, Date::MAX);
+    }
+
+    #[test]
+    fn dates_print_as_they_parse() {
+        for text in [
+            "0001-01-01",
+            "0999-02-03",
+            "2024-02-29",
+            "2026-11-22",
+            "9999-12-31",
+        ] {
+            let day = parse_date(text).unwrap();
+            assert_eq!(format_date(day), text);
+            assert_eq!(format_date(day), day.strftime("%Y-%m-%d").to_string());
+        }
     }
 
     #[test]

@@ -295,6 +295,14 @@ fn decode_entries(text: &str) -> StoreResult<Vec<Transaction>> {
     raw.into_iter().map(RawTx::into_transaction).collect()
 }
 
+/// Stored rows in list order, as the SQL orders them: newest day first,
+/// ids ascending within a day. A UUID's bytes order as its text does
+/// (hex digits and hyphens at fixed places), so the ids are compared as
+/// they are, not printed first.
+fn newest_first(rows: &mut [Transaction]) {
+    rows.sort_by_key(|r| (std::cmp::Reverse(r.state.date), r.id.stored()));
+}
+
 /// A boolean as each backend writes it in JSON: `true` or `1`. Read by a
 /// visitor of its own: serde's untagged enums buffer the value and build
 /// an error for each variant that does not match, on every row.

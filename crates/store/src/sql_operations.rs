@@ -284,7 +284,7 @@ impl SqlStore {
             )
             .into());
         }
-        rows.sort_by_cached_key(|r| (std::cmp::Reverse(r.state.date), r.id.to_string()));
+        newest_first(&mut rows);
         let matched = rows.len() as u64;
         if let Some(expected) = request.expected_count
             && expected != matched

@@ -207,8 +207,8 @@ impl SqlStore {
         ));
 
         let mut items = self.read_entries(query).await?;
-        // The aggregate need not keep the subquery's order: restore it.
-        items.sort_by_cached_key(|e| (std::cmp::Reverse(e.state.date), e.id.to_string()));
+        // The JSON page need not keep the query's order: restore it.
+        newest_first(&mut items);
         let has_more = items.len() > page.limit;
         items.truncate(page.limit);
         Ok(Page { items, has_more })
