@@ -57,6 +57,21 @@ struct Batch {
     committed: u64,
 }
 
+impl Drop for Batch {
+    fn drop(&mut self) {
+        // A pooled connection goes back to its pool through a task of the
+        // runtime. With no runtime (the store dropped after it, as at the
+        // end of a process or of a bench) the connections are closed in
+        // place instead: an open batch's transaction, never committed and
+        // so never acknowledged, is rolled back by SQLite as it closes.
+        if tokio::runtime::Handle::try_current().is_err() {
+            for conn in [self.conn.take(), self.spare.take()].into_iter().flatten() {
+                drop(conn.detach());
+            }
+        }
+    }
+}
+
 impl Batch {
     /// Ends the batch: `COMMIT` (or, after a failure, `ROLLBACK`), and
     /// tells every member. Gives this caller's own result.
@@ -341,6 +356,26 @@ mod tests {
             .await
             .unwrap();
         (WriteGate::new(pool.clone()), pool, dir)
+    }
+
+    #[test]
+    fn a_gate_dropped_after_its_runtime_closes_its_kept_connection() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let (gate, pool, dir) = runtime.block_on(async {
+            let (gate, pool, dir) = gate().await;
+            insert(&gate, 1).await.unwrap();
+            assert!(gate.batch.lock().await.spare.is_some(), "a kept connection");
+            (gate, pool, dir)
+        });
+        drop(runtime);
+        // Outside any runtime: must not panic.
+        drop(gate);
+        drop(pool);
+        let rows: i64 = rusqlite::Connection::open(dir.path().join("t.db"))
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(rows, 1, "the committed write stays");
     }
 
     async fn rows(pool: &SqlitePool) -> Vec<i64> {
