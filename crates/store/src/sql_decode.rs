@@ -377,11 +377,12 @@ struct RawTx<'a>(
     #[serde(borrow)] Option<Vec<RawTag<'a>>>,
 );
 
-/// A tag of a row as [`tx_tags`] lists it.
+/// A tag of a row as the `tags` column of [`entries_query`] lists it.
 type RawTag<'a> = (&'a str, String, String);
 
-/// A row's tags (both backends nest [`tx_tags`]' array in the page as
-/// JSON; NULL where PostgreSQL aggregates no tag), ordered by title.
+/// A row's tags (the `tags` column of [`entries_query`], nested in the
+/// JSON page or read as the column's text; NULL where PostgreSQL
+/// aggregates no tag), ordered by title.
 fn parse_tags(raw: Option<Vec<RawTag<'_>>>) -> StoreResult<Vec<TagRef>> {
     let mut tags = raw
         .unwrap_or_default()
