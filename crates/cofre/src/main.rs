@@ -21,6 +21,13 @@ use cofre_store::Store;
 
 use config::{Common, ReceiptArgs, ServeArgs};
 
+/// mimalloc instead of the C library's allocator: a request allocates and
+/// frees many small values (a page's rows, their text, the response), and
+/// glibc's malloc with its free-list merging was a tenth of a page's CPU
+/// (docs/performance.md, eleventh round).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "cofre", version, about = "Self-hosted personal-finance API")]
 struct Cli {
