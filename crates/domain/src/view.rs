@@ -237,8 +237,22 @@ fn after(date: Date, id: &str, position: Option<&PagePosition>) -> bool {
 }
 
 /// One sort key per entry: newest day first, ids ascending within a day.
-fn order_key(entry: &Transaction) -> (std::cmp::Reverse<Date>, String) {
-    (std::cmp::Reverse(entry.state.date), entry.id.to_string())
+/// The list's order of two entries: newest day first, then ids ascending
+/// as their text orders them. A stored row's UUID orders by its bytes as
+/// its text does, and before every `mocked-` handle (hex digits and
+/// hyphens sort before `m`), so only two handles are printed to compare:
+/// a page's rows are ordered without printing its ids.
+pub fn list_order(a: &Transaction, b: &Transaction) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    b.state
+        .date
+        .cmp(&a.state.date)
+        .then_with(|| match (&a.id, &b.id) {
+            (EntryId::Stored(x), EntryId::Stored(y)) => x.cmp(y),
+            (EntryId::Stored(_), EntryId::Projected(_)) => Ordering::Less,
+            (EntryId::Projected(_), EntryId::Stored(_)) => Ordering::Greater,
+            (EntryId::Projected(x), EntryId::Projected(y)) => x.to_string().cmp(&y.to_string()),
+        })
 }
 
 /// Walks the projected entries the filter keeps, newest first per
@@ -320,19 +334,18 @@ pub fn projected_page(
     limit: usize,
 ) -> Vec<Transaction> {
     let upper = crate::transaction::last_day(position, filter.to);
-    let mut found: Vec<((std::cmp::Reverse<Date>, String), Transaction)> = Vec::new();
+    let mut found: Vec<Transaction> = Vec::new();
     let wanted = limit + 1;
     walk_projected(sources, filter, upper, wanted, |entry| {
-        let key = order_key(&entry);
-        let kept = after(entry.state.date, &key.1, position);
+        let kept = after(entry.state.date, &entry.id.to_string(), position);
         if kept {
-            found.push((key, entry));
+            found.push(entry);
         }
         kept
     });
-    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found.sort_by(list_order);
     found.truncate(wanted);
-    found.into_iter().map(|(_, e)| e).collect()
+    found
 }
 
 /// Hands every projected entry the filter keeps in its window to `each`,
@@ -494,7 +507,7 @@ pub fn bills_page(
     position: Option<&PagePosition>,
     bills: Vec<Transaction>,
 ) -> Vec<Transaction> {
-    let mut found: Vec<((std::cmp::Reverse<Date>, String), Transaction)> = bills
+    let mut found: Vec<Transaction> = bills
         .into_iter()
         .filter(|entry| {
             let handle = match entry.id {
@@ -511,10 +524,9 @@ pub fn bills_page(
                     .get(&entry.account_id)
                     .is_some_and(|info| matches(filter, entry, info.sub_type))
         })
-        .map(|e| (order_key(&e), e))
         .collect();
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    found.into_iter().map(|(_, e)| e).collect()
+    found.sort_by(list_order);
+    found
 }
 
 /// Merges a page of stored rows (up to `limit + 1`, in list order) with
@@ -524,16 +536,14 @@ pub fn merge(
     projected: Vec<Transaction>,
     limit: usize,
 ) -> Page<Transaction> {
-    let mut all: Vec<((std::cmp::Reverse<Date>, String), Transaction)> = stored
-        .into_iter()
-        .chain(projected)
-        .map(|e| (order_key(&e), e))
-        .collect();
-    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut all = stored;
+    all.extend(projected);
+    // Two runs already in order: the sort merges them.
+    all.sort_by(list_order);
     let has_more = all.len() > limit;
     all.truncate(limit);
     Page {
-        items: all.into_iter().map(|(_, e)| e).collect(),
+        items: all,
         has_more,
     }
 }
@@ -637,8 +647,43 @@ mod tests {
         }
         sources.rules.push(rule);
         sources.plans.push(plan);
-        stored.sort_by_key(order_key);
+        stored.sort_by(list_order);
         (sources, stored)
+    }
+
+    #[test]
+    fn list_order_is_newest_day_then_id_text() {
+        let (_, stored) = fixture();
+        let base = stored[0].clone();
+        let days = [date(2026, 3, 1), date(2026, 3, 2)];
+        let mut entries = Vec::new();
+        for i in 0..400u16 {
+            let mut entry = base.clone();
+            entry.state.date = days[usize::from(i % 2)];
+            entry.id = match i % 5 {
+                0 => EntryId::Stored(TransactionId::new()),
+                1 => EntryId::Stored(TransactionId(uuid::Uuid::new_v4())),
+                2 => EntryId::Projected(Handle::Recurrence {
+                    rule_id: RuleId::new(),
+                    date: entry.state.date,
+                }),
+                3 => EntryId::Projected(Handle::Installment {
+                    purchase_id: PurchaseId::new(),
+                    number: i,
+                }),
+                _ => EntryId::Projected(Handle::Bill {
+                    card_id: AccountId::new(),
+                    year: 2026,
+                    month: 3,
+                }),
+            };
+            entries.push(entry);
+        }
+        let mut by_text = entries.clone();
+        by_text.sort_by_key(|e| (std::cmp::Reverse(e.state.date), e.id.to_string()));
+        entries.sort_by(list_order);
+        let ids = |list: &[Transaction]| list.iter().map(|e| e.id).collect::<Vec<_>>();
+        assert_eq!(ids(&entries), ids(&by_text));
     }
 
     /// A store's answer: stored rows after the cursor, up to `limit + 1`.

@@ -296,11 +296,10 @@ fn decode_entries(text: &str) -> StoreResult<Vec<Transaction>> {
 }
 
 /// Stored rows in list order, as the SQL orders them: newest day first,
-/// ids ascending within a day. A UUID's bytes order as its text does
-/// (hex digits and hyphens at fixed places), so the ids are compared as
-/// they are, not printed first.
+/// ids ascending within a day ([`list_order`], which compares the ids
+/// without printing them).
 fn newest_first(rows: &mut [Transaction]) {
-    rows.sort_by_key(|r| (std::cmp::Reverse(r.state.date), r.id.stored()));
+    rows.sort_by(list_order);
 }
 
 /// A boolean as each backend writes it in JSON: `true` or `1`. Read by a

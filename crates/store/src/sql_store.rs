@@ -30,7 +30,9 @@ use cofre_domain::transaction::{
     TxType, search_text,
 };
 use cofre_domain::bills::card_info;
-use cofre_domain::view::{AccountInfo, ProjectedTotal, ViewSources, card_charges, projected_totals};
+use cofre_domain::view::{
+    AccountInfo, ProjectedTotal, ViewSources, card_charges, list_order, projected_totals,
+};
 use cofre_domain::{
     AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
     UserId,
