@@ -235,16 +235,18 @@ const TX_NAMES: &str = "p.id, p.user_id, p.account_id, p.date, p.type, p.status,
     p.created_at, p.plan_count, p.plan_total";
 
 /// Starts a query for transaction rows: [`TX_COLUMNS`], then the row's
-/// tags as a JSON array of `[id, title, color]` (NULL or `[]` for none,
-/// as the backend aggregates no row), looked up for the rows the query
-/// answers alone. Push its WHERE, ORDER BY and LIMIT, then read it with
-/// [`fetch_entries`] (inside a write) or [`SqlStore::read_entries`].
+/// tags as a JSON array of `[id, title, color]` (NULL for none), looked
+/// up for the rows the query answers alone, and only for those whose
+/// `tag_count` (migration 0016) says they have some. Push its WHERE,
+/// ORDER BY and LIMIT, then read it with [`fetch_entries`] (inside a
+/// write) or [`SqlStore::read_entries`].
 fn entries_query() -> Sql {
     static SELECT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         format!(
-            "SELECT {TX_COLUMNS}, (SELECT {JSON_AGG}({JSON_ARRAY}(g.id, g.title, g.color_hex)) \
+            "SELECT {TX_COLUMNS}, CASE WHEN t.tag_count > 0 THEN \
+             (SELECT {JSON_AGG}({JSON_ARRAY}(g.id, g.title, g.color_hex)) \
              FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id \
-             WHERE tt.transaction_id = t.id) AS tags {TX_FROM}"
+             WHERE tt.transaction_id = t.id) END AS tags {TX_FROM}"
         )
     });
     Sql::new(SELECT.as_str())
@@ -380,8 +382,8 @@ struct RawTx<'a>(
 type RawTag<'a> = (&'a str, String, String);
 
 /// A row's tags (the `tags` column of [`entries_query`], nested in the
-/// JSON page or read as the column's text; NULL where PostgreSQL
-/// aggregates no tag), ordered by title.
+/// JSON page or read as the column's text; NULL for a row without
+/// tags), ordered by title.
 fn parse_tags(raw: Option<Vec<RawTag<'_>>>) -> StoreResult<Vec<TagRef>> {
     let mut tags = raw
         .unwrap_or_default()

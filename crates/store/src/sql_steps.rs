@@ -402,9 +402,7 @@ fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter) {
         query.push(" AND t.category_id IS NULL");
     }
     if filter.no_tags {
-        query.push(
-            " AND NOT EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id)",
-        );
+        query.push(" AND t.tag_count = 0");
     }
     if filter.is_recurring {
         query.push(" AND t.recurrence_id IS NOT NULL");

@@ -374,7 +374,84 @@ async fn a_deleted_tag_leaves_rows_and_series(backend: Backend) {
         .problem(404, "not_found");
 }
 
+/// A row's tags as the row and the list show them after every kind of
+/// change: tags replaced, all removed, added again, one deleted. The
+/// store keeps a count of each row's tags (migration 0016) and looks
+/// them up only when it is above zero; a count gone wrong hides tags or
+/// lists a tagged row among those without.
+async fn a_rows_tags_follow_every_change(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let a = create(&app, "Alfa", "#111111").await["id"].clone();
+    let b = create(&app, "Beta", "#222222").await["id"].clone();
+    let account = app.bank("Conta").await;
+    let row = app
+        .tx(
+            json!({"account_id": account, "type": "DEBIT", "amount": 10, "description": "Feira",
+            "date": "2026-11-20", "tag_ids": [a, b]}),
+        )
+        .await;
+    let id = row["id"].as_str().unwrap().to_owned();
+    let check = |expected: Vec<Value>| {
+        let app = &app;
+        let id = &id;
+        async move {
+            let read = app.get(&format!("/v1/transactions/{id}")).await;
+            let tags: Vec<Value> = read.ok(200)["transaction"]["tags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["id"].clone())
+                .collect();
+            assert_eq!(tags, expected, "the row by id");
+            let page = app
+                .get("/v1/transactions?from=2026-11-01&to=2026-11-30")
+                .await;
+            let listed = page.ok(200)["data"][0]["tags"].clone();
+            assert_eq!(listed.as_array().unwrap().len(), expected.len(), "the list");
+            let untagged = app
+                .get("/v1/transactions?from=2026-11-01&to=2026-11-30&no_tags=true")
+                .await;
+            let count = untagged.ok(200)["data"].as_array().unwrap().len();
+            assert_eq!(count, usize::from(expected.is_empty()), "no_tags");
+        }
+    };
+    check(vec![a.clone(), b.clone()]).await;
+    let edit = |tags: Value| {
+        let app = &app;
+        let id = &id;
+        async move {
+            app.patch(
+                &format!("/v1/transactions/{id}"),
+                json!({"tag_ids": tags, "scope": "this"}),
+            )
+            .await
+            .ok(200);
+        }
+    };
+    edit(json!([b])).await;
+    check(vec![b.clone()]).await;
+    edit(json!([])).await;
+    check(vec![]).await;
+    edit(json!([a, b])).await;
+    check(vec![a.clone(), b.clone()]).await;
+    assert_eq!(
+        app.delete(&format!("/v1/tags/{}", a.as_str().unwrap()))
+            .await
+            .status,
+        204
+    );
+    check(vec![b.clone()]).await;
+    assert_eq!(
+        app.delete(&format!("/v1/tags/{}", b.as_str().unwrap()))
+            .await
+            .status,
+        204
+    );
+    check(vec![]).await;
+}
+
 on_both_backends!(
+    a_rows_tags_follow_every_change,
     tags_are_renamed_and_recoloured,
     a_deleted_tag_leaves_rows_and_series,
     creates_a_tag,
