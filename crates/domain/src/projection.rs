@@ -426,6 +426,56 @@ impl Handle {
     }
 }
 
+impl Handle {
+    /// How two handles' text (see `Display`) orders, without printing
+    /// them: by kind as its name sorts (`bill`, `installment`,
+    /// `recurrence`), then field by field as printed. UUIDs order by
+    /// their bytes as their text does, days and bill months are printed
+    /// at a fixed width; only an installment's number is printed without
+    /// padding (`10` before `9`), so two of one purchase compare as text.
+    pub fn text_cmp(&self, other: &Handle) -> std::cmp::Ordering {
+        let kind = |handle: &Handle| match handle {
+            Handle::Bill { .. } => 0,
+            Handle::Installment { .. } => 1,
+            Handle::Recurrence { .. } => 2,
+        };
+        match (self, other) {
+            (
+                Handle::Recurrence { rule_id, date },
+                Handle::Recurrence {
+                    rule_id: other_rule,
+                    date: other_date,
+                },
+            ) => (rule_id, date).cmp(&(other_rule, other_date)),
+            (
+                Handle::Installment {
+                    purchase_id,
+                    number,
+                },
+                Handle::Installment {
+                    purchase_id: other_purchase,
+                    number: other_number,
+                },
+            ) => purchase_id
+                .cmp(other_purchase)
+                .then_with(|| number.to_string().cmp(&other_number.to_string())),
+            (
+                Handle::Bill {
+                    card_id,
+                    year,
+                    month,
+                },
+                Handle::Bill {
+                    card_id: other_card,
+                    year: other_year,
+                    month: other_month,
+                },
+            ) => (card_id, year, month).cmp(&(other_card, other_year, other_month)),
+            _ => kind(self).cmp(&kind(other)),
+        }
+    }
+}
+
 impl fmt::Display for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -457,6 +507,46 @@ impl fmt::Display for Handle {
 mod tests {
     use super::*;
     use jiff::civil::date;
+
+    #[test]
+    fn handles_compare_as_their_text_does() {
+        let rules = [RuleId::new(), RuleId(uuid::Uuid::new_v4())];
+        let purchases = [PurchaseId::new(), PurchaseId(uuid::Uuid::new_v4())];
+        let cards = [AccountId::new(), AccountId(uuid::Uuid::new_v4())];
+        let mut handles = Vec::new();
+        for (i, rule_id) in rules.into_iter().enumerate() {
+            for day in [
+                date(1, 1, 1),
+                date(2026, 3, 9),
+                date(2026, 3, 10),
+                date(9999, 12, 31),
+            ] {
+                handles.push(Handle::Recurrence { rule_id, date: day });
+            }
+            for number in [1, 2, 9, 10, 11, 100, 420] {
+                handles.push(Handle::Installment {
+                    purchase_id: purchases[i],
+                    number,
+                });
+            }
+            for (year, month) in [(1, 1), (2026, 9), (2026, 10), (2027, 1), (9999, 12)] {
+                handles.push(Handle::Bill {
+                    card_id: cards[i],
+                    year,
+                    month,
+                });
+            }
+        }
+        for a in &handles {
+            for b in &handles {
+                assert_eq!(
+                    a.text_cmp(b),
+                    a.to_string().cmp(&b.to_string()),
+                    "{a} against {b}"
+                );
+            }
+        }
+    }
 
     fn schedule(frequency: Frequency, interval: u32, start: Date) -> Schedule {
         Schedule {

@@ -238,10 +238,10 @@ fn after(date: Date, id: &str, position: Option<&PagePosition>) -> bool {
 
 /// One sort key per entry: newest day first, ids ascending within a day.
 /// The list's order of two entries: newest day first, then ids ascending
-/// as their text orders them. A stored row's UUID orders by its bytes as
-/// its text does, and before every `mocked-` handle (hex digits and
-/// hyphens sort before `m`), so only two handles are printed to compare:
-/// a page's rows are ordered without printing its ids.
+/// as their text orders them, compared without printing them. A stored
+/// row's UUID orders by its bytes as its text does, and before every
+/// `mocked-` handle (hex digits and hyphens sort before `m`); handles by
+/// [`Handle::text_cmp`].
 pub fn list_order(a: &Transaction, b: &Transaction) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     b.state
@@ -251,7 +251,7 @@ pub fn list_order(a: &Transaction, b: &Transaction) -> std::cmp::Ordering {
             (EntryId::Stored(x), EntryId::Stored(y)) => x.cmp(y),
             (EntryId::Stored(_), EntryId::Projected(_)) => Ordering::Less,
             (EntryId::Projected(_), EntryId::Stored(_)) => Ordering::Greater,
-            (EntryId::Projected(x), EntryId::Projected(y)) => x.to_string().cmp(&y.to_string()),
+            (EntryId::Projected(x), EntryId::Projected(y)) => x.text_cmp(y),
         })
 }
 
