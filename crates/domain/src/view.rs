@@ -236,7 +236,6 @@ fn after(date: Date, id: &str, position: Option<&PagePosition>) -> bool {
     position.is_none_or(|p| date < p.date || (date == p.date && id > p.id.as_str()))
 }
 
-/// One sort key per entry: newest day first, ids ascending within a day.
 /// The list's order of two entries: newest day first, then ids ascending
 /// as their text orders them, compared without printing them. A stored
 /// row's UUID orders by its bytes as its text does, and before every
