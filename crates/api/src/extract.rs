@@ -157,10 +157,15 @@ async fn read_json<S: Send + Sync, T: DeserializeOwned>(
 impl<T: Serialize> IntoResponse for AppJson<T> {
     fn into_response(self) -> Response {
         match serde_json::to_vec(&self.0) {
-            Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+            Ok(body) => json_response(body),
             Err(err) => ApiError::Internal(format!("serialising response: {err}")).into_response(),
         }
     }
+}
+
+/// A JSON document already written, as a response with status 200.
+pub fn json_response(body: impl Into<axum::body::Body>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body.into()).into_response()
 }
 
 /// Query parameters. The target struct should deny unknown fields and take

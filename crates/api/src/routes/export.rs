@@ -28,7 +28,7 @@ use super::budgets::BudgetBody;
 use super::categories::CategoryBody;
 use super::me::ProfileBody;
 use super::tags::TagBody;
-use super::transactions::TransactionBody;
+use super::transactions::{TransactionBody, write_entry};
 use crate::AppState;
 use crate::auth::{Auth, Read};
 use crate::error::{ApiResult, Problem};
@@ -433,8 +433,9 @@ async fn stream_rows(
                         if !first {
                             chunk.push(b',');
                         }
-                        let body = TransactionBody::from_entry(row, public_url);
-                        chunk.extend_from_slice(to_json(&body).as_bytes());
+                        let mut body = String::new();
+                        write_entry(&mut body, &row, public_url);
+                        chunk.extend_from_slice(body.as_bytes());
                     }
                     ExportFormat::Csv => chunk.extend(csv_row(row, public_url, titles)),
                 }

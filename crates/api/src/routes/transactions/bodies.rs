@@ -1,15 +1,15 @@
 //! What the transaction routes answer: an entry as JSON, and the envelopes
-//! of each operation's result.
+//! of each operation's result. An entry's body is written by
+//! [`super::body_json`]; [`TransactionBody`] is its schema (and, in tests,
+//! the struct whose serde output the writer must match).
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use cofre_domain::projection::Handle;
-use cofre_domain::time::format_date;
-use cofre_domain::transaction::{EntryId, Transaction, TxStatus, TxType};
+use cofre_domain::transaction::{TxStatus, TxType};
 
+use super::body_json::EntryJson;
 use crate::json::JsonMoney;
-use crate::receipts;
 
 #[derive(Serialize, ToSchema)]
 pub struct TagInTransaction {
@@ -59,6 +59,10 @@ pub struct TransactionBody {
 /// What a projected entry comes from, by `kind`.
 #[derive(Serialize, ToSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "a schema: body_json writes projections")
+)]
 pub enum ProjectionBody {
     /// An occurrence of a recurrence rule, on `date`.
     Recurrence {
@@ -90,81 +94,16 @@ pub struct InstallmentBody {
     pub total_amount: JsonMoney,
 }
 
-impl TransactionBody {
-    pub fn from_entry(t: Transaction, public_url: &str) -> Self {
-        let projection = match &t.id {
-            EntryId::Stored(_) => None,
-            EntryId::Projected(Handle::Recurrence { rule_id, date }) => {
-                Some(ProjectionBody::Recurrence {
-                    rule_id: rule_id.to_string(),
-                    date: format_date(*date),
-                })
-            }
-            EntryId::Projected(Handle::Installment {
-                purchase_id,
-                number,
-            }) => Some(ProjectionBody::Installment {
-                purchase_id: purchase_id.to_string(),
-                number: *number,
-                count: t.installment.map(|i| i.count),
-            }),
-            EntryId::Projected(Handle::Bill { card_id, .. }) => Some(ProjectionBody::Bill {
-                card_id: card_id.to_string(),
-            }),
-        };
-        Self {
-            id: t.id.to_string(),
-            projected: projection.is_some(),
-            projection,
-            date: format_date(t.state.date),
-            tx_type: t.state.tx_type,
-            status: t.state.status,
-            amount: JsonMoney(t.state.amount),
-            currency: t.currency,
-            description: t.state.description,
-            notes: t.state.notes,
-            account_id: t.account_id.to_string(),
-            bill_to_account_id: t.bill_to_account_id.map(|a| a.to_string()),
-            category_id: t.state.category_id.map(|c| c.to_string()),
-            tags: t
-                .tags
-                .into_iter()
-                .map(|g| TagInTransaction {
-                    id: g.id.to_string(),
-                    title: g.title,
-                    color_hex: g.color_hex,
-                })
-                .collect(),
-            recurrence_id: t.recurrence_id.map(|r| r.to_string()),
-            recurrence_period_date: t.recurrence_period_date.map(format_date),
-            installment: t.installment.map(|i| InstallmentBody {
-                purchase_id: i.purchase_id.to_string(),
-                number: i.number,
-                count: i.count,
-                total_amount: JsonMoney(i.total_amount),
-            }),
-            transfer_group_id: t.transfer_group_id.map(|g| g.to_string()),
-            created_by_user: t.created_by_user,
-            source: t.source.as_str(),
-            hide_from_results: t.state.hide_from_results,
-            card_number: t.card_number,
-            holder: t.holder,
-            holder_is_me: t.holder_is_me,
-            original_description: t.original_description,
-            receipt_url: t.receipt_name.map(|name| receipts::url(public_url, &name)),
-            open_finance: t.open_finance,
-        }
-    }
-}
-
 #[derive(Serialize, ToSchema)]
 pub struct TransactionEnvelope {
-    pub transaction: TransactionBody,
+    #[schema(value_type = TransactionBody)]
+    pub transaction: EntryJson,
 }
 
 #[derive(Serialize, ToSchema)]
 pub struct CreatedTransaction {
-    pub transaction: TransactionBody,
+    #[schema(value_type = TransactionBody)]
+    pub transaction: EntryJson,
     /// True when this replays an earlier creation with the same `id`.
     pub deduped: bool,
 }
@@ -195,7 +134,8 @@ pub struct DeleteResult {
 pub struct CreatedRule {
     pub recurrence_id: String,
     /// The first occurrence on or after today; null when the rule has ended.
-    pub next_occurrence: Option<TransactionBody>,
+    #[schema(value_type = Option<TransactionBody>)]
+    pub next_occurrence: Option<EntryJson>,
     /// True when an equivalent rule existed and was reused (status 200).
     pub reused: bool,
 }

@@ -13,7 +13,8 @@ use cofre_domain::time::date_field;
 use cofre_domain::transaction::{NewTransactionInput, RecurrenceInput, TxStatus, TxType};
 use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors, TransactionId};
 
-use super::bodies::{CreatedRule, CreatedTransaction, CreationResult, TransactionBody};
+use super::bodies::{CreatedRule, CreatedTransaction, CreationResult};
+use super::body_json::EntryJson;
 use super::parse_tag_ids;
 use crate::AppState;
 use crate::auth::{Auth, Write};
@@ -176,7 +177,8 @@ pub(super) async fn create_transaction(
             let body = CreatedRule {
                 recurrence_id: created_rule.value.id.to_string(),
                 next_occurrence: next
-                    .map(|t| TransactionBody::from_entry(t, &state.config.public_url)),
+                    .map(|t| EntryJson::new(&t, &state.config.public_url))
+                    .transpose()?,
                 reused: created_rule.deduped,
             };
             let status = if created_rule.deduped {
@@ -192,7 +194,7 @@ pub(super) async fn create_transaction(
         .await?;
     let (result, repeated) = (
         CreationResult::Transaction(CreatedTransaction {
-            transaction: TransactionBody::from_entry(created_row.value, &state.config.public_url),
+            transaction: EntryJson::new(&created_row.value, &state.config.public_url)?,
             deduped: created_row.deduped,
         }),
         created_row.deduped,

@@ -17,7 +17,8 @@ use cofre_domain::transaction::{EntryId, TransactionChanges, TxStatus, TxType};
 use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors};
 use cofre_store::{References, SeriesOp, StoreError};
 
-use super::bodies::{TransactionBody, TransactionEnvelope, UpdateResult};
+use super::bodies::{TransactionEnvelope, UpdateResult};
+use super::body_json::EntryJson;
 use super::series::{run_series, series_exists, series_of_handle, series_of_row};
 use super::{entry_id, parse_scope, parse_tag_ids};
 use crate::AppState;
@@ -281,7 +282,7 @@ pub(super) async fn get_transaction(
             .ok_or(ApiError::ProjectionNotFound)?,
     };
     Ok(AppJson(TransactionEnvelope {
-        transaction: TransactionBody::from_entry(entry, &state.config.public_url),
+        transaction: EntryJson::new(&entry, &state.config.public_url)?,
     }))
 }
 

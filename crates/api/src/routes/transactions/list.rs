@@ -2,7 +2,7 @@
 //! and the filter completed from stored data.
 
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
@@ -18,12 +18,13 @@ use cofre_domain::transaction::{
 };
 use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors, TagId};
 
-use super::bodies::{TransactionBody, TransactionPage};
+use super::bodies::TransactionPage;
+use super::body_json::write_page;
 use super::flag;
 use crate::AppState;
 use crate::auth::{Auth, Read};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::{AppJson, AppQuery};
+use crate::extract::{AppQuery, json_response};
 use crate::read_cache::KeptWhile;
 use crate::routes::CommonErrors;
 use crate::{cards, ledger};
@@ -425,17 +426,12 @@ pub(super) async fn list_transactions(
         })),
         _ => None,
     };
-    let public_url = &state.config.public_url;
-    let mut response = AppJson(TransactionPage {
-        data: result
-            .items
-            .into_iter()
-            .map(|t| TransactionBody::from_entry(t, public_url))
-            .collect(),
-        has_more: result.has_more,
-        next_cursor,
-    })
-    .into_response();
+    let mut response = json_response(write_page(
+        &result.items,
+        result.has_more,
+        next_cursor.as_deref(),
+        &state.config.public_url,
+    ));
     if let Some(kept_while) = kept_while {
         response.extensions_mut().insert(kept_while);
     }

@@ -2,6 +2,7 @@
 //! filters and cursor pagination.
 
 mod bodies;
+mod body_json;
 mod create;
 mod delete;
 mod edit;
@@ -20,6 +21,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::uuid_field;
 
 pub(super) use bodies::TransactionBody;
+pub(super) use body_json::write_entry;
 pub(super) use edit::UpdateTransaction;
 pub(super) use list::{ListQuery, ParsedList, View, id_list, resolve_filter};
 
