@@ -451,9 +451,9 @@ mod tests {
         let tricky = "\"quoted\" back\\slash \u{0}\u{1}\u{8}\u{9}\u{a}\u{c}\u{d}\u{1f}\u{7f} \
                       é 日本 🎉 \u{2028} </script>";
         for id in every_kind_of_id() {
-            let bare = plain(id.clone());
+            let bare = plain(id);
             assert_eq!(written(&bare), expected(&bare));
-            let mut counted = plain(id.clone());
+            let mut counted = plain(id);
             counted.installment = Some(InstallmentRef {
                 purchase_id: PurchaseId::new(),
                 number: 3,
@@ -462,7 +462,7 @@ mod tests {
             });
             assert_eq!(written(&counted), expected(&counted));
             for text in ["", "plain", tricky] {
-                let t = full(id.clone(), text);
+                let t = full(id, text);
                 assert_eq!(written(&t), expected(&t));
             }
         }
