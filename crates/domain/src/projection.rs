@@ -69,6 +69,17 @@ fn month_index(date: Date) -> i64 {
     i64::from(date.year()) * 12 + i64::from(date.month()) - 1
 }
 
+/// `date` moved by `months`, its day clamped to the month's last, as
+/// adding a span of months does, without the span: computing a page's
+/// projections added months to rule starts thousands of times a second.
+fn add_months(date: Date, months: i64) -> Option<Date> {
+    let index = month_index(date).checked_add(months)?;
+    let year = i16::try_from(index.div_euclid(12)).ok()?;
+    let month = i8::try_from(index.rem_euclid(12) + 1).ok()?;
+    let last = Date::new(year, month, 1).ok()?.days_in_month();
+    Date::new(year, month, date.day().min(last)).ok()
+}
+
 fn days_between(from: Date, to: Date) -> i64 {
     from.until(to)
         .map_or(i64::MAX, |span| i64::from(span.get_days()))
@@ -126,12 +137,13 @@ impl Schedule {
     /// The date of the n-th occurrence from the start, ignoring the end.
     fn raw_nth(&self, n: u32) -> Option<Date> {
         let units = i64::from(n).checked_mul(self.step())?;
-        let span = if self.is_daily_kind() {
-            Span::new().try_days(units).ok()?
+        if self.is_daily_kind() {
+            self.start
+                .checked_add(Span::new().try_days(units).ok()?)
+                .ok()
         } else {
-            Span::new().try_months(units).ok()?
-        };
-        self.start.checked_add(span).ok()
+            add_months(self.start, units)
+        }
     }
 
     fn within_end(&self, n: u32, date: Date) -> bool {
@@ -507,6 +519,29 @@ impl fmt::Display for Handle {
 mod tests {
     use super::*;
     use jiff::civil::date;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Months added by index land where a span of months does: the
+        /// day clamped to short months, years crossed both ways, and
+        /// nothing past the calendar's ends.
+        #[test]
+        fn months_add_as_a_span_of_months_does(
+            year in -9999i16..=9999,
+            month in 1i8..=12,
+            day in 1i8..=31,
+            months in -200_000i64..=200_000,
+        ) {
+            let Ok(start) = Date::new(year, month, day) else {
+                return Ok(());
+            };
+            let by_span = Span::new()
+                .try_months(months)
+                .ok()
+                .and_then(|span| start.checked_add(span).ok());
+            prop_assert_eq!(add_months(start, months), by_span);
+        }
+    }
 
     #[test]
     fn handles_compare_as_their_text_does() {

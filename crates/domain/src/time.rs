@@ -28,7 +28,49 @@ pub fn parse_date(text: &str) -> Option<Date> {
     if !shape_ok {
         return None;
     }
-    text.parse::<Date>().ok().filter(|d| *d >= MIN_DATE)
+    // Built from its digits (every row read parses one or two days).
+    let year = i16::try_from(number(&bytes[0..4])).ok()?;
+    let month = i8::try_from(number(&bytes[5..7])).ok()?;
+    let day = i8::try_from(number(&bytes[8..10])).ok()?;
+    Date::new(year, month, day).ok().filter(|d| *d >= MIN_DATE)
+}
+
+/// The value of a run of ASCII digits (at most four: no overflow).
+fn number(digits: &[u8]) -> u32 {
+    digits
+        .iter()
+        .fold(0, |n, d| n * 10 + u32::from(d.wrapping_sub(b'0')))
+}
+
+/// A timestamp as [`format_timestamp`] writes it, read from its digits;
+/// any other form jiff reads (`None` where it cannot). Stored rows carry
+/// the first, and each read row parses one.
+pub fn parse_timestamp(text: &str) -> Option<Timestamp> {
+    let bytes = text.as_bytes();
+    let shaped = bytes.len() == 24
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            4 | 7 => *b == b'-',
+            10 => *b == b'T',
+            13 | 16 => *b == b':',
+            19 => *b == b'.',
+            23 => *b == b'Z',
+            _ => b.is_ascii_digit(),
+        });
+    let from_digits = || {
+        let date = parse_date(&text[0..10])?;
+        let part = |at: usize| i8::try_from(number(&bytes[at..at + 2])).ok();
+        let millis = i32::try_from(number(&bytes[20..23])).ok()?;
+        let time =
+            jiff::civil::Time::new(part(11)?, part(14)?, part(17)?, millis * 1_000_000).ok()?;
+        jiff::tz::Offset::UTC
+            .to_timestamp(date.to_datetime(time))
+            .ok()
+    };
+    // What the digits cannot give (year 0, a leap second) jiff decides.
+    shaped
+        .then(from_digits)
+        .flatten()
+        .or_else(|| text.parse().ok())
 }
 
 pub fn date_field(field: &str, text: &str) -> Result<Date, DomainError> {
@@ -82,6 +124,25 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Days and timestamps read from their digits as jiff reads them.
+        #[test]
+        fn days_and_timestamps_parse_as_jiff_parses_them(
+            digits in "[0-9]{4}-[0-1][0-9]-[0-3][0-9]",
+            time in "[0-2][0-9]:[0-6][0-9]:[0-6][0-9]\\.[0-9]{3}",
+            seconds in -62_135_596_800i64..=253_402_300_799,
+            millis in 0i32..1000,
+        ) {
+            let by_jiff = digits.parse::<Date>().ok().filter(|d| *d >= MIN_DATE);
+            prop_assert_eq!(parse_date(&digits), by_jiff);
+            let text = format!("{digits}T{time}Z");
+            prop_assert_eq!(parse_timestamp(&text), text.parse::<Timestamp>().ok());
+            let ts = Timestamp::new(seconds, millis * 1_000_000).unwrap();
+            prop_assert_eq!(parse_timestamp(&format_timestamp(ts)), Some(ts));
+        }
+    }
 
     #[test]
     fn dates_must_be_exactly_yyyy_mm_dd() {

@@ -25,7 +25,7 @@ fn get_ts(row: &DbRow, col: &str) -> StoreResult<Timestamp> {
 }
 
 fn parse_ts(column: &str, text: &str) -> StoreResult<Timestamp> {
-    text.parse().map_err(|_| corrupt(column, text))
+    parse_timestamp(text).ok_or_else(|| corrupt(column, text))
 }
 
 fn get_date(row: &DbRow, col: &str) -> StoreResult<Date> {

@@ -23,7 +23,7 @@ use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Sched
 use cofre_domain::series::{Series, SeriesRef, SeriesState, SeriesWrite};
 use cofre_domain::tag::{NewTag, Tag, TagChanges};
 use cofre_domain::text::sort_by_title;
-use cofre_domain::time::{format_date, format_timestamp, parse_date};
+use cofre_domain::time::{format_date, format_timestamp, parse_date, parse_timestamp};
 use cofre_domain::transaction::{
     self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageRequest, SeriesLink,
     Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState, TxStatus,

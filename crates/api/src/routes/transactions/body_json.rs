@@ -190,13 +190,39 @@ fn flag(out: &mut String, value: bool) {
 }
 
 fn int(out: &mut String, n: u16) {
-    // Writing to a String cannot fail.
-    let _ = write!(out, "{n}");
+    digits(out, u64::from(n));
 }
 
-/// Money as a JSON number with two decimals (its `Display`).
+/// Money as a JSON number with two decimals, as its `Display` writes it.
 fn money(out: &mut String, amount: cofre_domain::Money) {
-    let _ = write!(out, "{amount}");
+    let cents = amount.cents();
+    if cents < 0 {
+        out.push('-');
+    }
+    let abs = cents.unsigned_abs();
+    digits(out, abs / 100);
+    out.push('.');
+    let fraction = abs % 100;
+    digits(out, fraction / 10);
+    digits(out, fraction % 10);
+}
+
+/// `n` in decimal, without the formatting machinery.
+fn digits(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        // `n % 10` is a digit: it fits a byte.
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &byte in &buf[start..] {
+        out.push(char::from(byte));
+    }
 }
 
 /// A UUID, hyphenated and lower case, in quotes.
@@ -512,6 +538,16 @@ mod tests {
             let mut out = String::new();
             text(&mut out, &value);
             prop_assert_eq!(out, serde_json::to_string(&value).unwrap());
+        }
+
+        #[test]
+        fn writes_any_amount_and_count_as_their_display(cents in any::<i64>(), n in any::<u16>()) {
+            let mut out = String::new();
+            money(&mut out, Money::from_cents(cents));
+            prop_assert_eq!(out, Money::from_cents(cents).to_string());
+            let mut out = String::new();
+            int(&mut out, n);
+            prop_assert_eq!(out, n.to_string());
         }
 
         #[test]
