@@ -1,14 +1,14 @@
 //! What the transaction routes answer: an entry as JSON, and the envelopes
-//! of each operation's result. An entry's body is written by
-//! [`super::body_json`]; [`TransactionBody`] is its schema (and, in tests,
-//! the struct whose serde output the writer must match).
+//! of each operation's result. Every response that carries an entry is
+//! written by [`super::body_json`]; the types here holding a
+//! [`TransactionBody`] are its schemas (and, in tests, the structs whose
+//! serde output the writer must match).
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use cofre_domain::transaction::{TxStatus, TxType};
 
-use super::body_json::EntryJson;
 use crate::json::JsonMoney;
 
 #[derive(Serialize, ToSchema)]
@@ -96,14 +96,12 @@ pub struct InstallmentBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct TransactionEnvelope {
-    #[schema(value_type = TransactionBody)]
-    pub transaction: EntryJson,
+    pub transaction: TransactionBody,
 }
 
 #[derive(Serialize, ToSchema)]
 pub struct CreatedTransaction {
-    #[schema(value_type = TransactionBody)]
-    pub transaction: EntryJson,
+    pub transaction: TransactionBody,
     /// True when this replays an earlier creation with the same `id`.
     pub deduped: bool,
 }
@@ -134,8 +132,7 @@ pub struct DeleteResult {
 pub struct CreatedRule {
     pub recurrence_id: String,
     /// The first occurrence on or after today; null when the rule has ended.
-    #[schema(value_type = Option<TransactionBody>)]
-    pub next_occurrence: Option<EntryJson>,
+    pub next_occurrence: Option<TransactionBody>,
     /// True when an equivalent rule existed and was reused (status 200).
     pub reused: bool,
 }
@@ -143,6 +140,10 @@ pub struct CreatedRule {
 /// What POST /v1/transactions answers.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "a schema: body_json writes creations")
+)]
 pub enum CreationResult {
     Transaction(CreatedTransaction),
     Rule(CreatedRule),

@@ -11,38 +11,54 @@
 
 use std::fmt::Write;
 
-use serde::Serialize;
-use serde_json::value::RawValue;
 use uuid::Uuid;
 
+use cofre_domain::RuleId;
 use cofre_domain::projection::Handle;
 use cofre_domain::transaction::{EntryId, Transaction};
 use jiff::civil::Date;
 
-use crate::error::{ApiError, ApiResult};
 use crate::receipts;
 
 /// About what one row takes, to size a page's buffer once.
 const ROW_BYTES: usize = 768;
 
-/// One entry's body, written by [`write_entry`], kept as JSON inside the
-/// envelopes of single-entry responses. Its schema is `TransactionBody`.
-pub struct EntryJson(Box<RawValue>);
-
-impl EntryJson {
-    pub fn new(t: &Transaction, public_url: &str) -> ApiResult<Self> {
-        let mut out = String::with_capacity(ROW_BYTES);
-        write_entry(&mut out, t, public_url);
-        RawValue::from_string(out)
-            .map(EntryJson)
-            .map_err(|err| ApiError::Internal(format!("writing a transaction: {err}")))
-    }
+/// `{"transaction": entry}`, as `TransactionEnvelope` describes it.
+pub fn write_envelope(t: &Transaction, public_url: &str) -> String {
+    let mut out = String::with_capacity(ROW_BYTES);
+    out.push_str("{\"transaction\":");
+    write_entry(&mut out, t, public_url);
+    out.push('}');
+    out
 }
 
-impl Serialize for EntryJson {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
-    }
+/// A created row, as `CreatedTransaction` describes it.
+pub fn write_created(t: &Transaction, deduped: bool, public_url: &str) -> String {
+    let mut out = String::with_capacity(ROW_BYTES);
+    out.push_str("{\"transaction\":");
+    write_entry(&mut out, t, public_url);
+    out.push_str(",\"deduped\":");
+    flag(&mut out, deduped);
+    out.push('}');
+    out
+}
+
+/// A created rule and its next occurrence, as `CreatedRule` describes it.
+pub fn write_rule(
+    rule: RuleId,
+    next: Option<&Transaction>,
+    reused: bool,
+    public_url: &str,
+) -> String {
+    let mut out = String::with_capacity(ROW_BYTES);
+    out.push_str("{\"recurrence_id\":");
+    uuid(&mut out, rule.0);
+    out.push_str(",\"next_occurrence\":");
+    opt(&mut out, next, |out, t| write_entry(out, t, public_url));
+    out.push_str(",\"reused\":");
+    flag(&mut out, reused);
+    out.push('}');
+    out
 }
 
 /// A page of entries as `TransactionPage` describes it.
@@ -306,9 +322,7 @@ mod tests {
     use cofre_domain::transaction::{
         InstallmentRef, Source, TagRef, TransactionState, TxStatus, TxType,
     };
-    use cofre_domain::{
-        AccountId, CategoryId, Money, PurchaseId, RuleId, TagId, TransactionId, UserId,
-    };
+    use cofre_domain::{AccountId, CategoryId, Money, PurchaseId, TagId, TransactionId, UserId};
     use jiff::civil::date;
     use proptest::prelude::*;
 
@@ -521,13 +535,43 @@ mod tests {
     }
 
     #[test]
-    fn single_entries_nest_as_written() {
-        let t = full(EntryId::Stored(TransactionId::new()), "a\nb");
-        let envelope = serde_json::json!({
-            "transaction": EntryJson::new(&t, "https://cofre.example/").unwrap()
-        });
-        let oracle = serde_json::json!({ "transaction": oracle(t, "https://cofre.example/") });
-        assert_eq!(envelope, oracle);
+    fn single_entries_nest_as_their_envelopes_serialise() {
+        use crate::routes::transactions::bodies::{
+            CreatedRule, CreatedTransaction, CreationResult, TransactionEnvelope,
+        };
+        let url = "https://cofre.example/";
+        for id in every_kind_of_id() {
+            let t = full(id, "a\nb\"c");
+            let envelope = TransactionEnvelope {
+                transaction: oracle(t.clone(), url),
+            };
+            assert_eq!(
+                write_envelope(&t, url),
+                serde_json::to_string(&envelope).unwrap()
+            );
+            for deduped in [false, true] {
+                let created = CreationResult::Transaction(CreatedTransaction {
+                    transaction: oracle(t.clone(), url),
+                    deduped,
+                });
+                assert_eq!(
+                    write_created(&t, deduped, url),
+                    serde_json::to_string(&created).unwrap()
+                );
+                let rule = RuleId::new();
+                for next in [None, Some(&t)] {
+                    let created = CreationResult::Rule(CreatedRule {
+                        recurrence_id: rule.to_string(),
+                        next_occurrence: next.map(|t| oracle(t.clone(), url)),
+                        reused: deduped,
+                    });
+                    assert_eq!(
+                        write_rule(rule, next, deduped, url),
+                        serde_json::to_string(&created).unwrap()
+                    );
+                }
+            }
+        }
     }
 
     proptest! {

@@ -13,16 +13,16 @@ use cofre_domain::time::date_field;
 use cofre_domain::transaction::{NewTransactionInput, RecurrenceInput, TxStatus, TxType};
 use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors, TransactionId};
 
-use super::bodies::{CreatedRule, CreatedTransaction, CreationResult};
-use super::body_json::EntryJson;
+use super::bodies::CreationResult;
+use super::body_json::{write_created, write_rule};
 use super::parse_tag_ids;
 use crate::AppState;
 use crate::auth::{Auth, Write};
 use crate::error::{ApiResult, Problem};
-use crate::extract::{AppJson, uuid_field};
+use crate::extract::{AppJson, json_response, uuid_field};
 use crate::json::{Amount, Description, JsonMoney, Notes};
 use crate::ledger;
-use crate::routes::{CommonErrors, created};
+use crate::routes::CommonErrors;
 
 /// A simple transaction. `id` (a client-chosen UUID) makes the creation
 /// idempotent: the same request again answers 200 with `deduped: true`.
@@ -174,34 +174,32 @@ pub(super) async fn create_transaction(
             let created_rule = store.create_rule(auth.user(), &rule).await?;
             let next =
                 ledger::next_occurrence(store, auth.user(), &created_rule.value, today).await?;
-            let body = CreatedRule {
-                recurrence_id: created_rule.value.id.to_string(),
-                next_occurrence: next
-                    .map(|t| EntryJson::new(&t, &state.config.public_url))
-                    .transpose()?,
-                reused: created_rule.deduped,
-            };
+            let body = write_rule(
+                created_rule.value.id,
+                next.as_ref(),
+                created_rule.deduped,
+                &state.config.public_url,
+            );
             let status = if created_rule.deduped {
                 StatusCode::OK
             } else {
                 StatusCode::CREATED
             };
-            return Ok((status, AppJson(CreationResult::Rule(body))).into_response());
+            return Ok((status, json_response(body)).into_response());
         }
     };
     let created_row = store
         .create_transaction(auth.user(), &new, plan.as_ref(), state.clock.now())
         .await?;
-    let (result, repeated) = (
-        CreationResult::Transaction(CreatedTransaction {
-            transaction: EntryJson::new(&created_row.value, &state.config.public_url)?,
-            deduped: created_row.deduped,
-        }),
+    let body = write_created(
+        &created_row.value,
         created_row.deduped,
+        &state.config.public_url,
     );
-    Ok(if repeated {
-        (StatusCode::OK, AppJson(result)).into_response()
+    let status = if created_row.deduped {
+        StatusCode::OK
     } else {
-        created(result).into_response()
-    })
+        StatusCode::CREATED
+    };
+    Ok((status, json_response(body)).into_response())
 }

@@ -2,6 +2,7 @@
 //! or with its series), or, for a card bill, paid.
 
 use axum::extract::State;
+use axum::response::Response;
 use serde::Deserialize;
 use std::borrow::Cow;
 use utoipa::openapi::schema::{AnyOfBuilder, Schema};
@@ -18,13 +19,13 @@ use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors};
 use cofre_store::{References, SeriesOp, StoreError};
 
 use super::bodies::{TransactionEnvelope, UpdateResult};
-use super::body_json::EntryJson;
+use super::body_json::write_envelope;
 use super::series::{run_series, series_exists, series_of_handle, series_of_row};
 use super::{entry_id, parse_scope, parse_tag_ids};
 use crate::AppState;
 use crate::auth::{Auth, Read, Write};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::{AppJson, AppPath, parse_value, uuid_field, uuid_patch};
+use crate::extract::{AppJson, AppPath, json_response, parse_value, uuid_field, uuid_patch};
 use crate::json::{Amount, Description, JsonMoney, Notes, patch};
 use crate::routes::CommonErrors;
 use crate::{cards, ledger};
@@ -263,7 +264,7 @@ pub(super) async fn get_transaction(
     State(state): State<AppState>,
     auth: Auth<Read>,
     AppPath(id): AppPath<String>,
-) -> ApiResult<AppJson<TransactionEnvelope>> {
+) -> ApiResult<Response> {
     let entry = match entry_id(&id)? {
         EntryId::Stored(id) => state.store.get_transaction(auth.user(), id).await?,
         EntryId::Projected(handle @ Handle::Bill { .. }) => {
@@ -281,9 +282,10 @@ pub(super) async fn get_transaction(
             .await?
             .ok_or(ApiError::ProjectionNotFound)?,
     };
-    Ok(AppJson(TransactionEnvelope {
-        transaction: EntryJson::new(&entry, &state.config.public_url)?,
-    }))
+    Ok(json_response(write_envelope(
+        &entry,
+        &state.config.public_url,
+    )))
 }
 
 /// Edits a stored row or a projected entry. For projected entries `scope`
