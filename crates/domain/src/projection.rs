@@ -436,9 +436,7 @@ impl Handle {
             _ => None,
         }
     }
-}
 
-impl Handle {
     /// How two handles' text (see `Display`) orders, without printing
     /// them: by kind as its name sorts (`bill`, `installment`,
     /// `recurrence`), then field by field as printed. UUIDs order by

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use cofre_domain::RuleId;
 use cofre_domain::projection::Handle;
+use cofre_domain::time::push_date;
 use cofre_domain::transaction::{EntryId, Transaction};
 use jiff::civil::Date;
 
@@ -249,34 +250,10 @@ fn uuid(out: &mut String, id: Uuid) {
     out.push('"');
 }
 
-/// A day as `YYYY-MM-DD`, in quotes; years outside 0 to 9999 as the
-/// date's own `Display` writes them.
+/// A day as `YYYY-MM-DD` ([`push_date`]), in quotes.
 fn day(out: &mut String, date: Date) {
-    let year = date.year();
     out.push('"');
-    if (0..=9999).contains(&year) {
-        let digits = [
-            year / 1000,
-            year / 100 % 10,
-            year / 10 % 10,
-            year % 10,
-            -1,
-            i16::from(date.month()) / 10,
-            i16::from(date.month()) % 10,
-            -1,
-            i16::from(date.day()) / 10,
-            i16::from(date.day()) % 10,
-        ];
-        for d in digits {
-            // Each is a digit 0 to 9, or -1 for the dash.
-            out.push(match u8::try_from(d) {
-                Ok(d) => char::from(b'0' + d),
-                Err(_) => '-',
-            });
-        }
-    } else {
-        let _ = write!(out, "{date}");
-    }
+    push_date(out, date);
     out.push('"');
 }
 
