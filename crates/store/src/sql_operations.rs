@@ -262,7 +262,7 @@ impl SqlStore {
         }
         let mut query = entries_query();
         match &request.filter {
-            Some(filter) => push_filter(&mut query, user, filter),
+            Some(filter) => push_filter(&mut query, user, filter, filter.to),
             None => {
                 query.push(" WHERE t.user_id = ").push_bind(user.to_string());
             }

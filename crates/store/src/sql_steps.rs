@@ -352,8 +352,14 @@ fn push_id_list<T: ToString>(query: &mut Sql, column: &str, ids: &[T]) {
 }
 
 /// Pushes the JOIN and WHERE of a list filter onto a query over
-/// `transactions t` (the list page and bulk selections share it).
-fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter) {
+/// `transactions t` (the list page and bulk selections share it), rows
+/// dated from the filter's `from` to `to` (its own `to`, or an earlier
+/// day: a page after a cursor reads nothing after the cursor's day).
+/// The days are the one range SQLite seeks in the `(user_id, date, id)`
+/// index: a bound given only in another term (the cursor's `OR`) is
+/// checked on every index entry from `to` down instead, so each page of
+/// a long window stepped over every row of the pages before it.
+fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter, to: Date) {
     if filter.sub_types.is_some() {
         query.push(" JOIN accounts a ON a.id = t.account_id");
     }
@@ -365,7 +371,7 @@ fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter) {
         .push_bind(format_date(filter.from));
     query
         .push(" AND t.date <= ")
-        .push_bind(format_date(filter.to));
+        .push_bind(format_date(to));
     query
         .push(" AND t.hide_from_results = ")
         .push_bind(filter.hidden);

@@ -27,7 +27,7 @@ use cofre_domain::time::{format_date, format_timestamp, parse_date, parse_timest
 use cofre_domain::transaction::{
     self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageRequest, SeriesLink,
     Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState, TxStatus,
-    TxType, search_text,
+    TxType, last_day, search_text,
 };
 use cofre_domain::bills::card_info;
 use cofre_domain::view::{

@@ -183,8 +183,22 @@ impl SqlStore {
         filter: &TransactionFilter,
         page: &PageRequest,
     ) -> StoreResult<Page<Transaction>> {
+        let query = list_query(user, filter, page);
+        let mut items = self.read_entries(query).await?;
+        // The JSON page need not keep the query's order: restore it.
+        newest_first(&mut items);
+        let has_more = items.len() > page.limit;
+        items.truncate(page.limit);
+        Ok(Page { items, has_more })
+    }
+}
+
+/// The query of one page of the list: the filter's rows, newest day
+/// first, from the cursor on (reading no day after the cursor's), one
+/// more than the page holds.
+fn list_query(user: UserId, filter: &TransactionFilter, page: &PageRequest) -> Sql {
         let mut query = entries_query();
-        push_filter(&mut query, user, filter);
+        push_filter(&mut query, user, filter, last_day(page.after.as_ref(), filter.to));
         if let Some(after) = &page.after {
             let date = format_date(after.date);
             query
@@ -205,12 +219,5 @@ impl SqlStore {
             " ORDER BY t.date DESC, t.id ASC LIMIT {}",
             page.limit.saturating_add(1)
         ));
-
-        let mut items = self.read_entries(query).await?;
-        // The JSON page need not keep the query's order: restore it.
-        newest_first(&mut items);
-        let has_more = items.len() > page.limit;
-        items.truncate(page.limit);
-        Ok(Page { items, has_more })
-    }
+    query
 }

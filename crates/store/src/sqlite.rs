@@ -239,3 +239,101 @@ include!("sql_import.rs");
 include!("sql_receipts.rs");
 include!("sql_cards.rs");
 include!("sql_budgets.rs");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cofre_domain::account::{AccountChanges, AccountType};
+    use cofre_domain::transaction::{NewTransactionInput, PagePosition, new_transaction};
+    use jiff::civil::date;
+    use rusqlite::StatementStatus;
+
+    /// The steps SQLite's machine takes to answer `sql` up to its last
+    /// row (each index entry or row it looks at is a few).
+    fn vm_steps(path: &std::path::Path, sql: &Sql) -> i32 {
+        let mut conn = rusqlite::Connection::open(path).unwrap();
+        crate::sync_reads::run(&mut conn, sql, |rows| {
+            let mut steps = 0;
+            while rows.next()?.is_some() {
+                steps = rows
+                    .as_ref()
+                    .map_or(0, |statement| statement.get_status(StatementStatus::VmStep));
+            }
+            Ok(steps)
+        })
+        .unwrap()
+    }
+
+    /// A page deep into a long window costs what the first page costs:
+    /// it seeks to the cursor's day instead of stepping over the rows of
+    /// every page before it (a year walked in pages read the year's index
+    /// once per page).
+    #[tokio::test]
+    async fn a_page_after_a_cursor_steps_over_no_earlier_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("list.db");
+        let store = SqlStore::connect(&format!("sqlite://{}", path.display()), 0)
+            .await
+            .unwrap();
+        let now: jiff::Timestamp = "2026-11-22T15:00:00Z".parse().unwrap();
+        let today = date(2026, 11, 22);
+        let user = store.create_user(None, now).await.unwrap().id;
+        let changes = AccountChanges {
+            account_type: Some(AccountType::Bank),
+            ..Default::default()
+        };
+        let ctx = crate::WriteContext { now, today };
+        let (account, _) = store
+            .create_account(user, &changes, None, "BRL", ctx)
+            .await
+            .unwrap();
+        let input = NewTransactionInput {
+            account_id: Some(account.account.id),
+            tx_type: Some(cofre_domain::transaction::TxType::Debit),
+            amount: Some(cofre_domain::Money::from_cents(1_234)),
+            description: Some("Bakery".into()),
+            date: Some(today),
+            ..Default::default()
+        };
+        let new = new_transaction(&input, today).unwrap();
+        store
+            .create_transaction(user, &new, None, now)
+            .await
+            .unwrap();
+        // 1,500 more rows, five a day back from today.
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500)
+                 INSERT INTO transactions (id, user_id, account_id, date, type, status,
+                     amount_cents, currency, description, created_by_user, source,
+                     search_text, created_at, updated_at)
+                 SELECT printf('00000000-0000-4000-8000-%012d', i), t.user_id, t.account_id,
+                     date(t.date, '-' || (i / 5) || ' days'), t.type, t.status, t.amount_cents,
+                     t.currency, t.description, t.created_by_user, t.source, t.search_text,
+                     t.created_at, t.updated_at
+                 FROM transactions t, n",
+            )
+            .unwrap();
+
+        let filter = TransactionFilter::window(date(2026, 1, 1), date(2026, 11, 30));
+        let first = PageRequest {
+            limit: 20,
+            after: None,
+        };
+        let first_steps = vm_steps(&path, &list_query(user, &filter, &first));
+        // The cursor of a page 1,200 rows down.
+        let deep = PageRequest {
+            limit: 20,
+            after: Some(PagePosition {
+                date: date(2026, 11, 22) - jiff::Span::new().days(240),
+                id: "00000000-0000-4000-8000-000000001200".into(),
+            }),
+        };
+        let deep_steps = vm_steps(&path, &list_query(user, &filter, &deep));
+        assert!(
+            deep_steps < 2 * first_steps,
+            "the first page took {first_steps} steps, one 1,200 rows down {deep_steps}"
+        );
+    }
+}

@@ -127,7 +127,7 @@ impl SyncReads {
     }
 }
 
-fn run<R>(
+pub(crate) fn run<R>(
     conn: &mut Connection,
     sql: &Sql,
     read: impl FnOnce(&mut Rows<'_>) -> Result<R, StoreError>,
