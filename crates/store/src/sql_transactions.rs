@@ -197,27 +197,28 @@ impl SqlStore {
 /// first, from the cursor on (reading no day after the cursor's), one
 /// more than the page holds.
 fn list_query(user: UserId, filter: &TransactionFilter, page: &PageRequest) -> Sql {
-        let mut query = entries_query();
-        push_filter(&mut query, user, filter, last_day(page.after.as_ref(), filter.to));
-        if let Some(after) = &page.after {
-            let date = format_date(after.date);
-            query
-                .push(" AND (t.date < ")
-                .push_bind(date.clone())
-                .push(" OR (t.date = ")
-                .push_bind(date)
-                .push(" AND t.id > ")
-                .push_bind(after.id.clone())
-                .push("))");
-        }
-        // The limit is written into the SQL, not bound: SQLite plans with a
-        // bound LIMIT's value, so binding it again expires the prepared
-        // statement and every page paid a fresh parse and plan. Limits are
-        // few (the API's pages take 1 to 100, the server's own walks fixed
-        // sizes), so the statements to keep are few too.
-        query.push(format_args!(
-            " ORDER BY t.date DESC, t.id ASC LIMIT {}",
-            page.limit.saturating_add(1)
-        ));
+    let mut query = entries_query();
+    let to = last_day(page.after.as_ref(), filter.to);
+    push_filter(&mut query, user, filter, to);
+    if let Some(after) = &page.after {
+        let date = format_date(after.date);
+        query
+            .push(" AND (t.date < ")
+            .push_bind(date.clone())
+            .push(" OR (t.date = ")
+            .push_bind(date)
+            .push(" AND t.id > ")
+            .push_bind(after.id.clone())
+            .push("))");
+    }
+    // The limit is written into the SQL, not bound: SQLite plans with a
+    // bound LIMIT's value, so binding it again expires the prepared
+    // statement and every page paid a fresh parse and plan. Limits are
+    // few (the API's pages take 1 to 100, the server's own walks fixed
+    // sizes), so the statements to keep are few too.
+    query.push(format_args!(
+        " ORDER BY t.date DESC, t.id ASC LIMIT {}",
+        page.limit.saturating_add(1)
+    ));
     query
 }
