@@ -26,7 +26,10 @@ impl Bind for Sql {
         (O,): for<'r> sqlx::FromRow<'r, DbRow>,
     {
         let (text, arguments) = sqlx_parts(self)?;
-        Ok(sqlx::query_scalar_with(sqlx::AssertSqlSafe(text), arguments))
+        Ok(sqlx::query_scalar_with(
+            sqlx::AssertSqlSafe(text),
+            arguments,
+        ))
     }
 }
 

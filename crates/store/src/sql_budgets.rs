@@ -2,8 +2,8 @@
 // `postgres.rs` with the other `sql_*.rs` files, sharing `sql_store.rs`
 // imports; `Store` methods forward here.
 
-use cofre_domain::budget::{Budget, LimitChange, MAX_BUDGETS_PER_USER};
 use cofre_domain::BudgetId;
+use cofre_domain::budget::{Budget, LimitChange, MAX_BUDGETS_PER_USER};
 
 use crate::{BudgetOp, DayAmount, EntryTotal, PostedDay, TotalsBy};
 
@@ -54,7 +54,10 @@ async fn fetch_budgets(
             include_subcategories: row.try_get("include_subcategories")?,
             rollover: row.try_get("rollover")?,
             starts_on: parse_month("starts_on", &starts)?,
-            ends_on: ends.as_deref().map(|e| parse_month("ends_on", e)).transpose()?,
+            ends_on: ends
+                .as_deref()
+                .map(|e| parse_month("ends_on", e))
+                .transpose()?,
             limits: vec![change],
             created_at: get_ts(row, "created_at")?,
         });
@@ -182,8 +185,8 @@ impl RawTotal<'_> {
 
 /// Per-account day amounts from a JSON array of `[account, date, cents]`.
 fn decode_days(text: &str) -> StoreResult<Vec<DayAmount>> {
-    let raw: Vec<(&str, &str, i64)> = serde_json::from_str(text)
-        .map_err(|e| StoreError::Corrupt(format!("day amounts: {e}")))?;
+    let raw: Vec<(&str, &str, i64)> =
+        serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("day amounts: {e}")))?;
     raw.into_iter()
         .map(|(account, date, cents)| {
             Ok(DayAmount {
@@ -407,7 +410,10 @@ impl SqlStore {
              FROM user_category_month_totals WHERE user_id = "
         ));
         query.push_bind(user.to_string());
-        let months: Vec<String> = missing.iter().map(|((_, month, _), _)| month.key()).collect();
+        let months: Vec<String> = missing
+            .iter()
+            .map(|((_, month, _), _)| month.key())
+            .collect();
         push_id_list(&mut query, "month", &months);
         query.push(" AND cents <> 0");
         if without_cards {

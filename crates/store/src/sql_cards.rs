@@ -130,10 +130,7 @@ impl SqlStore {
     /// Each of the user's cards' money, from memory where the card's money
     /// version is the one kept: a write reloads only the cards it touched,
     /// and of those only the days it changed.
-    async fn card_money_of(
-        &self,
-        user: UserId,
-    ) -> StoreResult<HashMap<AccountId, Arc<CardMoney>>> {
+    async fn card_money_of(&self, user: UserId) -> StoreResult<HashMap<AccountId, Arc<CardMoney>>> {
         // The versions are one short read; a card is read from the database
         // only when its money changed since it was kept.
         let versions = Sql::with(

@@ -151,7 +151,12 @@ impl SqlStore {
         }
     }
 
-    async fn update_tag_in_tx(&self, user: UserId, id: TagId, changes: &TagChanges) -> StoreResult<Tag> {
+    async fn update_tag_in_tx(
+        &self,
+        user: UserId,
+        id: TagId,
+        changes: &TagChanges,
+    ) -> StoreResult<Tag> {
         let mut tx = self.begin_write(user).await?;
         let row = sqlx::query(
             "SELECT id, user_id, title, title_key, color_hex, created_at FROM tags \
@@ -221,7 +226,10 @@ impl SqlStore {
             for row in &rows {
                 let series: String = row.try_get("id")?;
                 let tags: String = row.try_get("tag_ids")?;
-                let kept: Vec<&str> = tags.split(',').filter(|t| !t.is_empty() && *t != gone).collect();
+                let kept: Vec<&str> = tags
+                    .split(',')
+                    .filter(|t| !t.is_empty() && *t != gone)
+                    .collect();
                 sqlx::query(sqlx::AssertSqlSafe(format!(
                     "UPDATE {table} SET tag_ids = $2 WHERE id = $1"
                 )))

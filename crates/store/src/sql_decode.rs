@@ -92,9 +92,7 @@ impl RawKey {
             scopes: parse_scopes(&scopes).map_err(|_| corrupt("scopes", &scopes))?,
             label,
             created_at: parse_ts("created_at", &created_at)?,
-            revoked_at: revoked_at
-                .map(|t| parse_ts("revoked_at", &t))
-                .transpose()?,
+            revoked_at: revoked_at.map(|t| parse_ts("revoked_at", &t)).transpose()?,
         })
     }
 }
@@ -502,4 +500,3 @@ impl RawTx<'_> {
         })
     }
 }
-

@@ -60,7 +60,9 @@ async fn fetch_group(
     group: Uuid,
 ) -> StoreResult<Vec<Transaction>> {
     let mut query = entries_query();
-    query.push(" WHERE t.user_id = ").push_bind(user.to_string());
+    query
+        .push(" WHERE t.user_id = ")
+        .push_bind(user.to_string());
     query
         .push(" AND t.transfer_group_id = ")
         .push_bind(group.to_string());
@@ -212,7 +214,9 @@ impl SqlStore {
         let mut ids = Vec::with_capacity(rows.len());
         for row in &rows {
             let category = transfer_rules::category_when_marked(row.state.category_id);
-            ids.push(write_transfer_state(&mut tx, user, row, Some(group), true, category, now).await?);
+            ids.push(
+                write_transfer_state(&mut tx, user, row, Some(group), true, category, now).await?,
+            );
         }
         tx.commit().await?;
         Ok(ids)
@@ -264,7 +268,9 @@ impl SqlStore {
         match &request.filter {
             Some(filter) => push_filter(&mut query, user, filter, filter.to),
             None => {
-                query.push(" WHERE t.user_id = ").push_bind(user.to_string());
+                query
+                    .push(" WHERE t.user_id = ")
+                    .push_bind(user.to_string());
             }
         }
         if let Some(ids) = &request.ids {
@@ -274,7 +280,11 @@ impl SqlStore {
         query.push(format_args!(" LIMIT {}", bulk_rules::MAX_ROWS + 1));
         let mut rows = fetch_entries(&mut tx, query).await?;
         if rows.len() > bulk_rules::MAX_ROWS {
-            let field = if request.filter.is_some() { "filter" } else { "ids" };
+            let field = if request.filter.is_some() {
+                "filter"
+            } else {
+                "ids"
+            };
             return Err(DomainError::field(
                 field,
                 format!(
@@ -301,7 +311,9 @@ impl SqlStore {
                 )
                 .await
                 .map_err(|err| match err {
-                    StoreError::Invalid(e) => StoreError::Invalid(bulk_rules::prefix_fields(e, "set.")),
+                    StoreError::Invalid(e) => {
+                        StoreError::Invalid(bulk_rules::prefix_fields(e, "set."))
+                    }
                     other => other,
                 })?;
                 match set.account_id {
@@ -336,8 +348,15 @@ impl SqlStore {
                 RowPlan::Update { change, skipped } => {
                     let state = tx_rules::apply_changes(&row.state, &change.changes)
                         .map_err(|e| bulk_rules::prefix_fields(e, "set."))?;
-                    update_row_state(&mut tx, user, id, &state, row.original_description.as_deref(), now)
-                        .await?;
+                    update_row_state(
+                        &mut tx,
+                        user,
+                        id,
+                        &state,
+                        row.original_description.as_deref(),
+                        now,
+                    )
+                    .await?;
                     if let (Some(_), Some(account)) = (change.account_id, &target_account) {
                         sqlx::query(
                             "UPDATE transactions SET account_id = $3, currency = $4 \
@@ -355,7 +374,9 @@ impl SqlStore {
                     follow_leg_changes(&mut tx, user, row, &change.changes, now)
                         .await
                         .map_err(|err| match err {
-                            StoreError::Invalid(e) => StoreError::Invalid(bulk_rules::prefix_fields(e, "set.")),
+                            StoreError::Invalid(e) => {
+                                StoreError::Invalid(bulk_rules::prefix_fields(e, "set."))
+                            }
                             other => other,
                         })?;
                     outcome.updated += 1;

@@ -122,10 +122,24 @@ async fn check_batch_caps(
     plans: usize,
 ) -> StoreResult<()> {
     let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
-    check_series_cap(&mut *conn, "recurrence_rules", user, "", count(rules), crate::MAX_RULES_PER_USER)
-        .await?;
-    check_series_cap(&mut *conn, "installment_plans", user, "", count(plans), crate::MAX_PLANS_PER_USER)
-        .await
+    check_series_cap(
+        &mut *conn,
+        "recurrence_rules",
+        user,
+        "",
+        count(rules),
+        crate::MAX_RULES_PER_USER,
+    )
+    .await?;
+    check_series_cap(
+        &mut *conn,
+        "installment_plans",
+        user,
+        "",
+        count(plans),
+        crate::MAX_PLANS_PER_USER,
+    )
+    .await
 }
 
 /// Stores (or updates) one rule within the cap.
@@ -135,8 +149,15 @@ async fn put_rule(
     now: Timestamp,
 ) -> StoreResult<()> {
     let id = rule.id.to_string();
-    check_series_cap(&mut *conn, "recurrence_rules", rule.user_id, &id, 1, crate::MAX_RULES_PER_USER)
-        .await?;
+    check_series_cap(
+        &mut *conn,
+        "recurrence_rules",
+        rule.user_id,
+        &id,
+        1,
+        crate::MAX_RULES_PER_USER,
+    )
+    .await?;
     insert_rule(conn, rule, now).await
 }
 
@@ -188,8 +209,15 @@ async fn put_plan(
     now: Timestamp,
 ) -> StoreResult<()> {
     let id = plan.id.to_string();
-    check_series_cap(&mut *conn, "installment_plans", plan.user_id, &id, 1, crate::MAX_PLANS_PER_USER)
-        .await?;
+    check_series_cap(
+        &mut *conn,
+        "installment_plans",
+        plan.user_id,
+        &id,
+        1,
+        crate::MAX_PLANS_PER_USER,
+    )
+    .await?;
     insert_plan(conn, plan, now).await
 }
 
@@ -525,9 +553,8 @@ async fn load_view_sources(
     // user's rows: asking by user too makes SQLite read the whole history
     // by the (user, date) index instead of these ids' own indexes.
     if !sources.rules.is_empty() {
-        let mut query = Sql::new(
-            "SELECT recurrence_id, recurrence_period_date FROM transactions WHERE 1 = 1",
-        );
+        let mut query =
+            Sql::new("SELECT recurrence_id, recurrence_period_date FROM transactions WHERE 1 = 1");
         push_id_list(
             &mut query,
             "recurrence_id",

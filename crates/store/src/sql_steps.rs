@@ -41,7 +41,9 @@ async fn fetch_transaction(
     user: UserId,
     id: TransactionId,
 ) -> StoreResult<Option<Transaction>> {
-    Ok(fetch_entries(conn, transaction_query(user, id)).await?.pop())
+    Ok(fetch_entries(conn, transaction_query(user, id))
+        .await?
+        .pop())
 }
 
 /// The [`entries_query`] of the user's row `id`.
@@ -63,7 +65,9 @@ async fn transfer_partners(
         return Ok(Vec::new());
     };
     let mut query = entries_query();
-    query.push(" WHERE t.user_id = ").push_bind(user.to_string());
+    query
+        .push(" WHERE t.user_id = ")
+        .push_bind(user.to_string());
     query
         .push(" AND t.transfer_group_id = ")
         .push_bind(group.to_string());
@@ -369,9 +373,7 @@ fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter, to: Da
     query
         .push(" AND t.date >= ")
         .push_bind(format_date(filter.from));
-    query
-        .push(" AND t.date <= ")
-        .push_bind(format_date(to));
+    query.push(" AND t.date <= ").push_bind(format_date(to));
     query
         .push(" AND t.hide_from_results = ")
         .push_bind(filter.hidden);
@@ -398,9 +400,7 @@ fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter, to: Da
         push_id_list(query, "a.sub_type", &names);
     }
     if let Some(ids) = &filter.tag_ids {
-        query.push(
-            " AND EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id",
-        );
+        query.push(" AND EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = t.id");
         push_id_list(query, "tt.tag_id", ids);
         query.push(")");
     }

@@ -16,6 +16,7 @@ use cofre_domain::account::{
     Patch, SubType,
 };
 use cofre_domain::auth::{ApiKey, format_scopes, parse_scopes};
+use cofre_domain::bills::card_info;
 use cofre_domain::category::{self as category_rules, Category, CategoryChanges};
 use cofre_domain::profile::{self as profile_rules, Profile, ProfileChanges};
 use cofre_domain::projection::Handle;
@@ -29,7 +30,6 @@ use cofre_domain::transaction::{
     Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState, TxStatus,
     TxType, last_day, search_text,
 };
-use cofre_domain::bills::card_info;
 use cofre_domain::view::{
     AccountInfo, ProjectedTotal, ViewSources, card_charges, list_order, projected_totals,
 };
@@ -39,8 +39,8 @@ use cofre_domain::{
 };
 
 use crate::{
-    AccountView, CategoryDeletion, Created, Deleted, FoundKey, ImportBatch, PageStamps, References, SeriesApplied, SeriesOp, Store, StoreError,
-    StoreResult, UserSummary, WriteContext,
+    AccountView, CategoryDeletion, Created, Deleted, FoundKey, ImportBatch, PageStamps, References,
+    SeriesApplied, SeriesOp, Store, StoreError, StoreResult, UserSummary, WriteContext,
 };
 
 type DbRow = <Db as sqlx::Database>::Row;
@@ -197,7 +197,8 @@ impl SqlStore {
                 .max_capacity(KEY_CACHE_BYTES)
                 .weigher(|_, (_, found): &(_, FoundKey)| {
                     let key = &found.key;
-                    let bytes = 400 + key.secret_hash.len() + key.label.as_ref().map_or(0, String::len);
+                    let bytes =
+                        400 + key.secret_hash.len() + key.label.as_ref().map_or(0, String::len);
                     u32::try_from(bytes).unwrap_or(u32::MAX)
                 })
                 .build(),
@@ -214,7 +215,8 @@ impl SqlStore {
                     .iter()
                     .map(|(_, charges)| {
                         std::mem::size_of::<(AccountId, Vec<cofre_domain::bills::Charge>)>()
-                            + charges.capacity() * std::mem::size_of::<cofre_domain::bills::Charge>()
+                            + charges.capacity()
+                                * std::mem::size_of::<cofre_domain::bills::Charge>()
                     })
                     .sum()
             })),
@@ -284,7 +286,11 @@ impl SqlStore {
     /// The JSON array an aggregate query answers, as a short read (its one
     /// row always comes; `[]` stands in should none).
     async fn read_array(&self, sql: Sql) -> StoreResult<String> {
-        Ok(self.reads.text(sql).await?.unwrap_or_else(|| "[]".to_owned()))
+        Ok(self
+            .reads
+            .text(sql)
+            .await?
+            .unwrap_or_else(|| "[]".to_owned()))
     }
 
     /// The user's `counter` now (-1 for no such user).
@@ -647,9 +653,12 @@ impl Store for SqlStore {
         from: Date,
         to: Date,
     ) -> StoreResult<Arc<Option<Vec<ProjectedTotal>>>> {
-        self.derived_from_sources(&self.projected, (user, from, to), (user, from, to), |sources| {
-            projected_totals(sources, from, to)
-        })
+        self.derived_from_sources(
+            &self.projected,
+            (user, from, to),
+            (user, from, to),
+            |sources| projected_totals(sources, from, to),
+        )
         .await
     }
 
@@ -682,7 +691,8 @@ impl Store for SqlStore {
         statement: &cofre_domain::statement::Statement,
         ctx: WriteContext,
     ) -> StoreResult<crate::ImportSummary> {
-        self.import_statement_rows(user, account, statement, ctx).await
+        self.import_statement_rows(user, account, statement, ctx)
+            .await
     }
 
     async fn apply_series(
@@ -915,10 +925,15 @@ mod cache_tests {
         assert_eq!(loads.load(Ordering::SeqCst), 1, "16 concurrent misses");
         // A new version loads again; a failed load is not kept.
         let failed = cache
-            .get_or_load(user, 8, async { Err(StoreError::Unavailable("gone".into())) })
+            .get_or_load(user, 8, async {
+                Err(StoreError::Unavailable("gone".into()))
+            })
             .await;
         assert!(matches!(failed, Err(StoreError::Unavailable(_))));
-        cache.get_or_load(user, 8, load(loads.clone())).await.unwrap();
+        cache
+            .get_or_load(user, 8, load(loads.clone()))
+            .await
+            .unwrap();
         assert_eq!(loads.load(Ordering::SeqCst), 2);
     }
 
@@ -928,7 +943,11 @@ mod cache_tests {
         let cache: VersionedCache<(UserId, Date, Date), ViewSources> =
             VersionedCache::new(bound, ViewSources::approx_bytes);
         let sources = heavy_sources();
-        assert!(sources.approx_bytes() > 60_000, "{}", sources.approx_bytes());
+        assert!(
+            sources.approx_bytes() > 60_000,
+            "{}",
+            sources.approx_bytes()
+        );
         let users: Vec<UserId> = (0..4).map(|_| UserId::new()).collect();
         let start = jiff::civil::date(2026, 1, 1);
         let mut last = None;

@@ -167,7 +167,11 @@ impl SqlStore {
         Ok(changed)
     }
 
-    async fn delete_transaction_in_tx(&self, user: UserId, id: TransactionId) -> StoreResult<Deleted> {
+    async fn delete_transaction_in_tx(
+        &self,
+        user: UserId,
+        id: TransactionId,
+    ) -> StoreResult<Deleted> {
         let mut tx = self.begin_write(user).await?;
         let row = fetch_transaction(&mut tx, user, id)
             .await?

@@ -20,7 +20,9 @@ async fn insert_api_key(
     .await;
     match result {
         Ok(_) => Ok(()),
-        Err(sqlx::Error::Database(db)) if db.is_foreign_key_violation() => Err(StoreError::NotFound),
+        Err(sqlx::Error::Database(db)) if db.is_foreign_key_violation() => {
+            Err(StoreError::NotFound)
+        }
         Err(err) => Err(err.into()),
     }
 }
@@ -101,15 +103,19 @@ impl SqlStore {
             .collect()
     }
 
-    async fn rotate_key_in_tx(&self, old: ApiKeyId, new: &ApiKey, now: Timestamp) -> StoreResult<()> {
+    async fn rotate_key_in_tx(
+        &self,
+        old: ApiKeyId,
+        new: &ApiKey,
+        now: Timestamp,
+    ) -> StoreResult<()> {
         let mut tx = self.writes.begin().await?;
-        let revoked = sqlx::query(
-            "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
-        )
-        .bind(old.to_string())
-        .bind(format_timestamp(now))
-        .execute(&mut *tx)
-        .await?;
+        let revoked =
+            sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+                .bind(old.to_string())
+                .bind(format_timestamp(now))
+                .execute(&mut *tx)
+                .await?;
         if revoked.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }
