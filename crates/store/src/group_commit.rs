@@ -13,14 +13,23 @@
 //! write (an error or a dropped request) rolls back its savepoint alone;
 //! a failing `COMMIT` fails every member, none of which was acknowledged.
 //! A batch holds at most [`MAX_BATCH`] writes, so it closes under any load.
+//!
+//! sqlx drives each SQLite connection from a thread of its own, so every
+//! statement of a write is two thread hand-offs; a write whose statements
+//! are all known up front can instead run them on the calling thread
+//! ([`WriteGate::write_here`]): the batch's connection is taken from its
+//! sqlx thread once, and the savepoint, the write and its release run
+//! without a hand-off. Beginning and committing the batch stay on sqlx's
+//! thread, so a tokio thread never waits for a lock or an fsync.
 
 use std::ops::{Deref, DerefMut};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sqlx::pool::PoolConnection;
 use sqlx::{Sqlite, SqliteConnection, SqlitePool};
-use tokio::sync::{Mutex, OwnedMutexGuard, watch};
+use tokio::sync::{Mutex, OwnedMutexGuard, oneshot, watch};
 
 use crate::StoreError;
 
@@ -43,12 +52,12 @@ pub(crate) struct WriteGate {
 #[derive(Default)]
 struct Batch {
     /// The connection holding the batch's transaction while one is open.
-    conn: Option<PoolConnection<Sqlite>>,
+    conn: Option<Held>,
     /// Between batches, the last batch's connection, kept for the next:
     /// SQLite empties a connection's page cache when it starts a
     /// transaction after another connection committed, so batches taking
     /// turns on the pool's connections each read the tables' pages again.
-    spare: Option<PoolConnection<Sqlite>>,
+    spare: Option<Held>,
     /// Writes whose savepoints were released into the batch.
     members: usize,
     /// Tells the members how the batch ended.
@@ -65,7 +74,9 @@ impl Drop for Batch {
         // place instead: an open batch's transaction, never committed and
         // so never acknowledged, is rolled back by SQLite as it closes.
         if tokio::runtime::Handle::try_current().is_err() {
-            for conn in [self.conn.take(), self.spare.take()].into_iter().flatten() {
+            for held in [self.conn.take(), self.spare.take()].into_iter().flatten() {
+                let Held { here, conn } = held;
+                drop(here);
                 drop(conn.detach());
             }
         }
@@ -76,12 +87,12 @@ impl Batch {
     /// Ends the batch: `COMMIT` (or, after a failure, `ROLLBACK`), and
     /// tells every member. Gives this caller's own result.
     async fn finish(&mut self, failure: Option<String>) -> Result<(), StoreError> {
-        let Some(mut conn) = self.conn.take() else {
+        let Some(mut held) = self.conn.take() else {
             return Ok(());
         };
         let result = match failure {
             None => sqlx::query("COMMIT")
-                .execute(&mut *conn)
+                .execute(&mut *held.conn)
                 .await
                 .map(drop)
                 .map_err(|err| err.to_string()),
@@ -89,12 +100,12 @@ impl Batch {
         };
         if result.is_ok() {
             self.committed += 1;
-            self.spare = Some(conn);
+            self.spare = Some(held);
         } else {
             // Whatever state the connection is in, nothing of the batch
             // stays: roll back what SQLite did not already, then close it.
-            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-            let _ = conn.close().await;
+            let _ = sqlx::query("ROLLBACK").execute(&mut *held.conn).await;
+            held.close().await;
         }
         self.members = 0;
         if let Some(outcome) = self.outcome.take() {
@@ -134,6 +145,59 @@ impl Drop for InLine<'_> {
     }
 }
 
+/// A connection of the pool, and the same connection as rusqlite drives it
+/// on the calling thread ([`Held::here`]), made the first time it is
+/// needed. `here` is declared first so it is dropped first: its prepared
+/// statements are finalized while the connection is still open (sqlx's
+/// thread is idle then: the connection is held by the gate alone).
+struct Held {
+    here: Option<rusqlite::Connection>,
+    conn: PoolConnection<Sqlite>,
+}
+
+/// Prepared statements kept for writes run on the calling thread: the
+/// few shapes of the writes that run there and the gate's own.
+const HERE_STATEMENTS: usize = 32;
+
+impl Held {
+    fn new(conn: PoolConnection<Sqlite>) -> Self {
+        Self { here: None, conn }
+    }
+
+    /// Runs `work` on this thread with the connection taken from its sqlx
+    /// thread for the while (one hand-off instead of two per statement).
+    async fn here<R>(
+        &mut self,
+        work: impl FnOnce(&mut rusqlite::Connection) -> R,
+    ) -> Result<R, StoreError> {
+        let Held { here, conn } = self;
+        let mut locked = conn.lock_handle().await?;
+        let here = match here {
+            Some(here) => here,
+            None => {
+                // SAFETY: the handle is sqlx's open connection, locked out of
+                // its thread until `locked` is dropped, and used here only
+                // while it is locked; the wrapper does not own it (it never
+                // closes it) and is dropped before the connection closes
+                // (see `Held`).
+                let wrapped =
+                    unsafe { rusqlite::Connection::from_handle(locked.as_raw_handle().as_ptr())? };
+                wrapped.set_prepared_statement_cache_capacity(HERE_STATEMENTS);
+                here.insert(wrapped)
+            }
+        };
+        let result = work(here);
+        drop(locked);
+        Ok(result)
+    }
+
+    async fn close(self) {
+        let Held { here, conn } = self;
+        drop(here);
+        let _ = conn.close().await;
+    }
+}
+
 impl WriteGate {
     pub(crate) fn new(pool: SqlitePool) -> Arc<Self> {
         Arc::new(Self {
@@ -143,13 +207,16 @@ impl WriteGate {
         })
     }
 
+    /// Takes the gate, waiting in line.
+    async fn take(&self) -> OwnedMutexGuard<Batch> {
+        let _line = InLine::new(&self.waiting);
+        Arc::clone(&self.batch).lock_owned().await
+    }
+
     /// Starts a write: the gate, the batch (opened when none is) and a
     /// savepoint of the write's own.
     pub(crate) async fn begin(self: &Arc<Self>) -> Result<WriteTx, StoreError> {
-        let batch = {
-            let _line = InLine::new(&self.waiting);
-            Arc::clone(&self.batch).lock_owned().await
-        };
+        let batch = self.take().await;
         // Opening runs on its own task: a request dropped in the middle of
         // `BEGIN IMMEDIATE` would otherwise hand its connection back to the
         // pool inside a transaction nobody ends, and every later write
@@ -159,6 +226,43 @@ impl WriteGate {
             .await
             .map_err(|err| unavailable(err.to_string()))?
     }
+
+    /// One whole write, `work`, run on the calling thread in a savepoint
+    /// of its own in the batch (see the module's notes): kept when it
+    /// gives `Ok`, and then answered once its batch is committed; rolled
+    /// back alone when it gives `Err` (or panics), the rest of the batch
+    /// going on. Runs on its own task, so a dropped request leaves nothing
+    /// half done; a request dropped before its turn (cut off at its
+    /// deadline while the database was locked, say) leaves nothing at all:
+    /// its client was told the write failed.
+    pub(crate) async fn write_here<R, F>(self: &Arc<Self>, work: F) -> Result<R, StoreError>
+    where
+        F: FnOnce(&mut rusqlite::Connection) -> Result<R, StoreError> + Send + 'static,
+        R: Send + 'static,
+    {
+        let batch = self.take().await;
+        // Closed when this request is dropped.
+        let (waiter, _waiting) = oneshot::channel::<()>();
+        tokio::spawn(write_here(Arc::clone(self), batch, waiter, work))
+            .await
+            .map_err(|err| unavailable(err.to_string()))?
+    }
+}
+
+/// Opens the batch when none is.
+async fn open_batch(gate: &WriteGate, batch: &mut Batch) -> Result<(), StoreError> {
+    if batch.conn.is_none() {
+        let mut held = match batch.spare.take() {
+            Some(held) => held,
+            None => Held::new(gate.pool.acquire().await?),
+        };
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut *held.conn)
+            .await?;
+        batch.conn = Some(held);
+        batch.outcome = Some(watch::channel(None).0);
+    }
+    Ok(())
 }
 
 /// Opens the batch when none is, then the write's savepoint in it.
@@ -166,21 +270,17 @@ async fn open(
     gate: Arc<WriteGate>,
     mut batch: OwnedMutexGuard<Batch>,
 ) -> Result<WriteTx, StoreError> {
-    if batch.conn.is_none() {
-        let mut conn = match batch.spare.take() {
-            Some(conn) => conn,
-            None => gate.pool.acquire().await?,
-        };
-        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
-        batch.conn = Some(conn);
-        batch.outcome = Some(watch::channel(None).0);
-    }
+    open_batch(&gate, &mut batch).await?;
     // Two statements fewer for every write that finds no batch waiting.
     let savepoint = in_savepoint(&batch);
-    let Some(conn) = batch.conn.as_mut() else {
+    let Some(held) = batch.conn.as_mut() else {
         unreachable!("a batch was opened above")
     };
-    if savepoint && let Err(err) = sqlx::query("SAVEPOINT member").execute(&mut **conn).await {
+    if savepoint
+        && let Err(err) = sqlx::query("SAVEPOINT member")
+            .execute(&mut *held.conn)
+            .await
+    {
         let reason = err.to_string();
         let _ = batch.finish(Some(reason)).await;
         return Err(err.into());
@@ -189,6 +289,61 @@ async fn open(
         batch: Some(batch),
         gate,
     })
+}
+
+/// [`WriteGate::write_here`] holding the gate.
+async fn write_here<R, F>(
+    gate: Arc<WriteGate>,
+    mut batch: OwnedMutexGuard<Batch>,
+    waiter: oneshot::Sender<()>,
+    work: F,
+) -> Result<R, StoreError>
+where
+    F: FnOnce(&mut rusqlite::Connection) -> Result<R, StoreError>,
+{
+    open_batch(&gate, &mut batch).await?;
+    let savepoint = in_savepoint(&batch);
+    let Some(held) = batch.conn.as_mut() else {
+        unreachable!("a batch was opened above")
+    };
+    let ran = held
+        .here(|conn| {
+            if waiter.is_closed() {
+                return Ok(Err(StoreError::Unavailable(
+                    "the request ended before its write ran".into(),
+                )));
+            }
+            if savepoint {
+                conn.prepare_cached("SAVEPOINT member")?.execute([])?;
+            }
+            let result = catch_unwind(AssertUnwindSafe(|| work(conn))).unwrap_or_else(|_| {
+                Err(StoreError::Unavailable("the write stopped midway".into()))
+            });
+            // The savepoint is ended here either way, so the batch holds
+            // this write whole or not at all.
+            let undo = result.is_err() && savepoint;
+            if undo {
+                conn.prepare_cached("ROLLBACK TO member")?.execute([])?;
+            }
+            if savepoint {
+                conn.prepare_cached("RELEASE member")?.execute([])?;
+            }
+            Ok::<_, StoreError>(result)
+        })
+        .await;
+    match ran {
+        Ok(Ok(Ok(value))) => join(gate, batch).await.map(|()| value),
+        Ok(Ok(Err(err))) => {
+            settle(gate, batch).await;
+            Err(err)
+        }
+        // The savepoint could not be ended, or the connection not taken:
+        // nothing of the batch can be trusted.
+        Ok(Err(err)) | Err(err) => {
+            let _ = batch.finish(Some(err.to_string())).await;
+            Err(err)
+        }
+    }
 }
 
 /// One write inside the open batch, holding the gate. Dereferences to the
@@ -205,7 +360,7 @@ impl Deref for WriteTx {
 
     fn deref(&self) -> &SqliteConnection {
         match self.batch.as_ref().and_then(|batch| batch.conn.as_ref()) {
-            Some(conn) => conn,
+            Some(held) => &held.conn,
             None => unreachable!("a write holds the gate and its open batch until it ends"),
         }
     }
@@ -214,7 +369,7 @@ impl Deref for WriteTx {
 impl DerefMut for WriteTx {
     fn deref_mut(&mut self) -> &mut SqliteConnection {
         match self.batch.as_mut().and_then(|batch| batch.conn.as_mut()) {
-            Some(conn) => conn,
+            Some(held) => &mut held.conn,
             None => unreachable!("a write holds the gate and its open batch until it ends"),
         }
     }
@@ -229,7 +384,7 @@ impl WriteTx {
             return Ok(());
         };
         let gate = Arc::clone(&self.gate);
-        tokio::spawn(join_and_commit(gate, batch))
+        tokio::spawn(release_and_join(gate, batch))
             .await
             .map_err(|err| unavailable(err.to_string()))?
     }
@@ -247,20 +402,25 @@ impl Drop for WriteTx {
     }
 }
 
-/// Releases the write's savepoint into the batch, then commits the batch
-/// now (no writer waiting, or the batch is full) or hands the gate on and
-/// waits for the batch's end.
-async fn join_and_commit(
+/// Releases the write's savepoint into the batch, then [`join`]s it.
+async fn release_and_join(
     gate: Arc<WriteGate>,
     mut batch: OwnedMutexGuard<Batch>,
 ) -> Result<(), StoreError> {
     let savepoint = in_savepoint(&batch);
-    let Some(conn) = batch.conn.as_mut() else {
+    let Some(held) = batch.conn.as_mut() else {
         return Err(unavailable("the batch was closed".into()));
     };
-    if savepoint && let Err(err) = sqlx::query("RELEASE member").execute(&mut **conn).await {
+    if savepoint && let Err(err) = sqlx::query("RELEASE member").execute(&mut *held.conn).await {
         return batch.finish(Some(err.to_string())).await;
     }
+    join(gate, batch).await
+}
+
+/// Counts a released write into the batch, then commits the batch now (no
+/// writer waiting, or the batch is full) or hands the gate on and waits
+/// for the batch's end.
+async fn join(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) -> Result<(), StoreError> {
     batch.members += 1;
     if gate.waiting.load(Ordering::SeqCst) == 0 || batch.members >= MAX_BATCH {
         return batch.finish(None).await;
@@ -296,31 +456,41 @@ fn from_outcome(outcome: Option<&Outcome>) -> Result<(), StoreError> {
     }
 }
 
-/// Rolls back an abandoned write's savepoint; a batch left with members
-/// is committed when no writer is waiting to join it, one left empty (as
-/// the batch of a first write, which has no savepoint, always is) is
-/// rolled back.
+/// Rolls back an abandoned write's savepoint, then [`settle`]s the batch.
 async fn abandon(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) {
     let savepoint = in_savepoint(&batch);
-    let Some(conn) = batch.conn.as_mut() else {
+    let Some(held) = batch.conn.as_mut() else {
         return;
     };
     if savepoint {
-        let mut undone = sqlx::query("ROLLBACK TO member").execute(&mut **conn).await;
+        let mut undone = sqlx::query("ROLLBACK TO member")
+            .execute(&mut *held.conn)
+            .await;
         if undone.is_ok() {
-            undone = sqlx::query("RELEASE member").execute(&mut **conn).await;
+            undone = sqlx::query("RELEASE member").execute(&mut *held.conn).await;
         }
         if let Err(err) = undone {
             let _ = batch.finish(Some(err.to_string())).await;
             return;
         }
     }
+    settle(gate, batch).await;
+}
+
+/// After a write was undone: a batch left with members is committed when
+/// no writer is waiting to join it, one left empty (as the batch of a
+/// first write, which has no savepoint, always is) is rolled back.
+async fn settle(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) {
     if batch.members == 0 {
-        if let Some(mut conn) = batch.conn.take() {
-            if sqlx::query("ROLLBACK").execute(&mut *conn).await.is_ok() {
-                batch.spare = Some(conn);
+        if let Some(mut held) = batch.conn.take() {
+            if sqlx::query("ROLLBACK")
+                .execute(&mut *held.conn)
+                .await
+                .is_ok()
+            {
+                batch.spare = Some(held);
             } else {
-                let _ = conn.close().await;
+                held.close().await;
             }
         }
         batch.outcome = None;
@@ -330,216 +500,4 @@ async fn abandon(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use sqlx::sqlite::{
-        SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
-    };
-    use std::str::FromStr;
-
-    /// A gate over a fresh database file with a table `t(x UNIQUE)`.
-    async fn gate() -> (Arc<WriteGate>, SqlitePool, tempfile::TempDir) {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("t.db").display());
-        let options = SqliteConnectOptions::from_str(&url)
-            .unwrap()
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await
-            .unwrap();
-        sqlx::query("CREATE TABLE t (x INTEGER NOT NULL UNIQUE)")
-            .execute(&pool)
-            .await
-            .unwrap();
-        (WriteGate::new(pool.clone()), pool, dir)
-    }
-
-    #[test]
-    fn a_gate_dropped_after_its_runtime_closes_its_kept_connection() {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let (gate, pool, dir) = runtime.block_on(async {
-            let (gate, pool, dir) = gate().await;
-            insert(&gate, 1).await.unwrap();
-            assert!(gate.batch.lock().await.spare.is_some(), "a kept connection");
-            (gate, pool, dir)
-        });
-        drop(runtime);
-        // Outside any runtime: must not panic.
-        drop(gate);
-        drop(pool);
-        let rows: i64 = rusqlite::Connection::open(dir.path().join("t.db"))
-            .unwrap()
-            .query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(rows, 1, "the committed write stays");
-    }
-
-    async fn rows(pool: &SqlitePool) -> Vec<i64> {
-        sqlx::query_scalar("SELECT x FROM t ORDER BY x")
-            .fetch_all(pool)
-            .await
-            .unwrap()
-    }
-
-    async fn insert(gate: &Arc<WriteGate>, x: i64) -> Result<(), StoreError> {
-        let mut tx = gate.begin().await?;
-        sqlx::query("INSERT INTO t (x) VALUES ($1)")
-            .bind(x)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await
-    }
-
-    /// `write(gate, n)` for each `n` below `count`, all at once, each on
-    /// its own task as requests are.
-    fn spawn_writers<F>(
-        gate: &Arc<WriteGate>,
-        count: i64,
-        write: impl Fn(Arc<WriteGate>, i64) -> F,
-    ) -> Vec<tokio::task::JoinHandle<F::Output>>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        (0..count)
-            .map(|n| tokio::spawn(write(Arc::clone(gate), n)))
-            .collect()
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn concurrent_writes_all_land_and_share_commits() {
-        let (gate, pool, _dir) = gate().await;
-        let writers = spawn_writers(&gate, 64, |gate, x| async move { insert(&gate, x).await });
-        for writer in writers {
-            writer.await.unwrap().unwrap();
-        }
-        // Acknowledged means committed: a fresh connection sees them all.
-        assert_eq!(rows(&pool).await, (0..64).collect::<Vec<_>>());
-        let batches = gate.batch.lock().await.committed;
-        assert!(batches < 64, "{batches} commits for 64 concurrent writes");
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_failing_write_rolls_back_alone() {
-        let (gate, pool, _dir) = gate().await;
-        insert(&gate, 1).await.unwrap();
-        let writers = spawn_writers(&gate, 40, |gate, n| async move {
-            match n % 4 {
-                // Breaks the unique rule: its statement fails.
-                0 => insert(&gate, 1).await.is_err(),
-                // Writes, then gives up without committing.
-                1 => {
-                    let mut tx = gate.begin().await.unwrap();
-                    sqlx::query("INSERT INTO t (x) VALUES ($1)")
-                        .bind(1000 + n)
-                        .execute(&mut *tx)
-                        .await
-                        .unwrap();
-                    drop(tx);
-                    true
-                }
-                _ => insert(&gate, 100 + n).await.is_ok(),
-            }
-        });
-        for writer in writers {
-            assert!(writer.await.unwrap());
-        }
-        let mut expected = vec![1];
-        expected.extend((0..40).filter(|n| n % 4 >= 2).map(|n| 100 + n));
-        assert_eq!(rows(&pool).await, expected);
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_batch_s_first_write_rolls_back_alone_without_a_savepoint() {
-        let (gate, pool, _dir) = gate().await;
-        // One at a time, each write is the first (and only) of its batch.
-        insert(&gate, 1).await.unwrap();
-        let mut tx = gate.begin().await.unwrap();
-        let batch = tx.batch.as_ref().unwrap();
-        assert!(
-            !in_savepoint(batch),
-            "a batch's first write runs without a savepoint"
-        );
-        sqlx::query("INSERT INTO t (x) VALUES (2)")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        drop(tx);
-        assert!(insert(&gate, 1).await.is_err(), "1 is taken");
-        insert(&gate, 3).await.unwrap();
-        assert_eq!(rows(&pool).await, vec![1, 3]);
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn writes_dropped_while_opening_leave_no_transaction_behind() {
-        let (gate, pool, _dir) = gate().await;
-        // Each write is dropped a little later than the one before, so
-        // some are dropped in the middle of opening the batch.
-        for x in 0..200 {
-            let writer = tokio::spawn({
-                let gate = Arc::clone(&gate);
-                async move { insert(&gate, x).await }
-            });
-            let until = std::time::Instant::now() + std::time::Duration::from_micros(x as u64 * 2);
-            while std::time::Instant::now() < until {
-                tokio::task::yield_now().await;
-            }
-            writer.abort();
-            let _ = writer.await;
-        }
-        insert(&gate, 500).await.unwrap();
-        // Every connection of the pool but the one the gate keeps for its
-        // next batch can write at once, and sees 500; then the gate's can.
-        let mut conns = Vec::new();
-        for _ in 0..3 {
-            let mut conn = pool.acquire().await.unwrap();
-            sqlx::query("PRAGMA busy_timeout = 0")
-                .execute(&mut *conn)
-                .await
-                .unwrap();
-            conns.push(conn);
-        }
-        for (n, conn) in conns.iter_mut().enumerate() {
-            sqlx::query("INSERT INTO t (x) VALUES ($1)")
-                .bind(600 + n as i64)
-                .execute(&mut **conn)
-                .await
-                .unwrap();
-        }
-        drop(conns);
-        insert(&gate, 700).await.unwrap();
-        assert!(rows(&pool).await.contains(&500));
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn writes_dropped_midway_leave_the_gate_working() {
-        let (gate, pool, _dir) = gate().await;
-        let writers = spawn_writers(&gate, 32, |gate, x| async move { insert(&gate, x).await });
-        // Requests whose clients go away at any point: waiting for the
-        // gate, inside their write, or waiting for their batch.
-        for writer in writers.iter().skip(1).step_by(3) {
-            writer.abort();
-        }
-        let mut acknowledged = Vec::new();
-        for (x, writer) in writers.into_iter().enumerate() {
-            if let Ok(result) = writer.await {
-                result.unwrap();
-                acknowledged.push(x as i64);
-            }
-        }
-        insert(&gate, 500).await.unwrap();
-        let stored = rows(&pool).await;
-        for x in acknowledged.iter().chain(&[500]) {
-            assert!(stored.contains(x), "acknowledged {x} is missing");
-        }
-        // Nothing is left open: another connection can write at once.
-        sqlx::query("INSERT INTO t (x) VALUES (501)")
-            .execute(&pool)
-            .await
-            .unwrap();
-    }
-}
+mod tests;

@@ -120,10 +120,7 @@ impl From<sqlx::Error> for StoreError {
     /// It names `amount`, the field that moves totals.
     fn from(err: sqlx::Error) -> Self {
         if total_out_of_range(&err) {
-            return StoreError::Invalid(DomainError::field(
-                "amount",
-                cofre_domain::money::TOTAL_OUT_OF_RANGE,
-            ));
+            return total_refused();
         }
         match db_errors::classify(&err) {
             db_errors::Failure::Unavailable => StoreError::Unavailable(err.to_string()),
@@ -143,12 +140,29 @@ fn total_out_of_range(err: &sqlx::Error) -> bool {
     if !matches!(db.kind(), sqlx::error::ErrorKind::CheckViolation) {
         return false;
     }
-    let named = db.constraint().map(str::to_owned).or_else(|| {
-        db.message()
-            .strip_prefix("CHECK constraint failed: ")
-            .map(|name| name.trim().to_owned())
-    });
-    named.is_some_and(|name| cofre_domain::money::TOTAL_CONSTRAINTS.contains(&name.as_str()))
+    match db.constraint() {
+        Some(name) => is_total_constraint(name),
+        None => names_total_constraint(db.message()),
+    }
+}
+
+/// Whether SQLite's message for a failed CHECK names a running total's.
+fn names_total_constraint(message: &str) -> bool {
+    message
+        .strip_prefix("CHECK constraint failed: ")
+        .is_some_and(|name| is_total_constraint(name.trim()))
+}
+
+fn is_total_constraint(name: &str) -> bool {
+    cofre_domain::money::TOTAL_CONSTRAINTS.contains(&name)
+}
+
+/// A write refused because it would take a running total out of range.
+fn total_refused() -> StoreError {
+    StoreError::Invalid(DomainError::field(
+        "amount",
+        cofre_domain::money::TOTAL_OUT_OF_RANGE,
+    ))
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;

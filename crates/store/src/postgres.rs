@@ -96,6 +96,18 @@ impl SqlStore {
         Ok((Self::from_pool(pool, cache_bytes, Changes, reads), report))
     }
 
+    /// A row created on the calling thread: never here (a write's
+    /// statements are round trips to the server whichever thread sends
+    /// them), so creations run as every other write does.
+    async fn create_row_here(
+        &self,
+        _user: UserId,
+        _new: &NewTransaction,
+        _now: Timestamp,
+    ) -> Option<StoreResult<Created<Transaction>>> {
+        None
+    }
+
     /// A server-side copy is `pg_dump`'s work, not this process's.
     async fn backup_into(&self, _to: &std::path::Path) -> Result<(), crate::StoreError> {
         Err(crate::StoreError::Unsupported(

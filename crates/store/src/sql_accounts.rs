@@ -58,7 +58,8 @@ impl SqlStore {
                     RowInsert {
                         id: row_id,
                         user,
-                        account: &account,
+                        account: account.id,
+                        currency: &account.state.currency,
                         state: &opening,
                         link: SeriesLink::None,
                         source: Source::Api,

@@ -45,6 +45,7 @@ fn sqlx_parts(sql: Sql) -> StoreResult<(String, DbArguments)> {
             Arg::Text(value) => arguments.add(value),
             Arg::OptText(value) => arguments.add(value),
             Arg::Int(value) => arguments.add(value),
+            Arg::OptInt(value) => arguments.add(value),
             Arg::Bool(value) => arguments.add(value),
         }
         .map_err(|err| StoreError::Database(sqlx::Error::Encode(err)))?;

@@ -42,7 +42,8 @@ async fn insert_plain_row(
         RowInsert {
             id,
             user,
-            account,
+            account: account.id,
+            currency: &account.state.currency,
             state,
             link: SeriesLink::None,
             source: Source::Api,

@@ -415,7 +415,8 @@ async fn apply_write(
             RowInsert {
                 id: row.id,
                 user,
-                account,
+                account: account.id,
+                currency: &account.state.currency,
                 state: &row.state,
                 link: row.link,
                 source: Source::Api,

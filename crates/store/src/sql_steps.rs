@@ -133,31 +133,56 @@ async fn check_references(
     category: Option<CategoryId>,
     tags: &[TagId],
 ) -> StoreResult<()> {
-    if let Some(category) = category {
-        let found = sqlx::query(
-            "SELECT id FROM categories WHERE id = $1 AND (user_id IS NULL OR user_id = $2)",
-        )
-        .bind(category.to_string())
-        .bind(user.to_string())
-        .fetch_optional(&mut *conn)
-        .await?;
-        if found.is_none() {
-            return Err(DomainError::field("category_id", "no such category").into());
-        }
+    if let Some(query) = category_query(user, category) {
+        let found: Option<String> = query.query_scalar()?.fetch_optional(&mut *conn).await?;
+        category_found(found.is_some())?;
     }
-    if !tags.is_empty() {
-        let mut query = Sql::new("SELECT id FROM tags WHERE user_id = ");
-        query
-            .push_bind(user.to_string())
-            .push(" AND id IN (")
-            .push_binds(tags.iter().map(ToString::to_string))
-            .push(")");
+    if let Some(query) = tags_query(user, tags) {
         let found: Vec<String> = query.query_scalar()?.fetch_all(&mut *conn).await?;
-        if let Some(missing) = tags.iter().find(|t| !found.contains(&t.to_string())) {
-            return Err(DomainError::field("tag_ids", format!("no such tag: {missing}")).into());
-        }
+        tags_found(tags, &found)?;
     }
     Ok(())
+}
+
+/// The id of `category` if the user sees it (none to check without one).
+fn category_query(user: UserId, category: Option<CategoryId>) -> Option<Sql> {
+    let category = category?;
+    Some(Sql::with(
+        "SELECT id FROM categories WHERE id = $1 AND (user_id IS NULL OR user_id = $2)",
+        [category.to_string().into(), user.to_string().into()],
+    ))
+}
+
+fn category_found(found: bool) -> StoreResult<()> {
+    if found {
+        Ok(())
+    } else {
+        Err(DomainError::field("category_id", "no such category").into())
+    }
+}
+
+/// The ids of `tags` that are the user's (none to check without tags).
+fn tags_query(user: UserId, tags: &[TagId]) -> Option<Sql> {
+    if tags.is_empty() {
+        return None;
+    }
+    let mut query = Sql::new("SELECT id FROM tags WHERE user_id = ");
+    query
+        .push_bind(user.to_string())
+        .push(" AND id IN (")
+        .push_binds(tags.iter().map(ToString::to_string))
+        .push(")");
+    Some(query)
+}
+
+/// Fails naming the first of `tags` not `found`.
+fn tags_found(tags: &[TagId], found: &[String]) -> StoreResult<()> {
+    match tags.iter().find(|t| !found.contains(&t.to_string())) {
+        Some(missing) => {
+            Err(DomainError::field("tag_ids", format!("no such tag: {missing}")).into())
+        }
+        None => Ok(()),
+    }
 }
 
 async fn replace_tags(
@@ -179,22 +204,31 @@ async fn insert_tags(
     id: TransactionId,
     tags: &[TagId],
 ) -> StoreResult<()> {
+    if let Some(query) = insert_tags_query(id, tags) {
+        query.query()?.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// [`insert_tags`]' statement (none without tags).
+fn insert_tags_query(id: TransactionId, tags: &[TagId]) -> Option<Sql> {
     if tags.is_empty() {
-        return Ok(());
+        return None;
     }
     let mut query = Sql::new("INSERT INTO transaction_tags (transaction_id, tag_id) ");
     query.push_values(tags, |values, tag| {
         values.push_bind(id.to_string()).push_bind(tag.to_string());
     });
-    query.query()?.execute(&mut *conn).await?;
-    Ok(())
+    Some(query)
 }
 
 /// A stored row as the store writes it.
 struct RowInsert<'a> {
     id: TransactionId,
     user: UserId,
-    account: &'a Account,
+    account: AccountId,
+    /// The account's currency, which the row takes.
+    currency: &'a str,
     state: &'a TransactionState,
     link: SeriesLink,
     source: Source,
@@ -206,58 +240,67 @@ async fn insert_transaction(
     conn: &mut <Db as sqlx::Database>::Connection,
     row: RowInsert<'_>,
 ) -> StoreResult<()> {
-    let now = format_timestamp(row.now);
+    insert_query(&row).query()?.execute(&mut *conn).await?;
+    // A new row has no tags to replace: the foreign key allows none
+    // without their row, and a deleted row's went with it.
+    insert_tags(conn, row.id, &row.state.tag_ids).await
+}
+
+/// [`insert_transaction`]'s statement for the row itself.
+fn insert_query(row: &RowInsert<'_>) -> Sql {
     let state = row.state;
-    sqlx::query(
+    let (recurrence, period, purchase, number) = match row.link {
+        SeriesLink::Recurrence {
+            rule_id,
+            period_date,
+        } => (
+            Some(rule_id.to_string()),
+            Some(format_date(period_date)),
+            None,
+            None,
+        ),
+        SeriesLink::Installment {
+            purchase_id,
+            number,
+        } => (
+            None,
+            None,
+            Some(purchase_id.to_string()),
+            Some(i64::from(number)),
+        ),
+        SeriesLink::None => (None, None, None, None),
+    };
+    Sql::with(
         "INSERT INTO transactions (id, user_id, account_id, date, type, status, amount_cents, \
          currency, description, notes, category_id, created_by_user, source, hide_from_results, \
          search_text, fingerprint, created_at, updated_at, recurrence_id, recurrence_period_date, \
          installment_purchase_id, installment_number) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, \
          $18, $19, $20, $21)",
+        [
+            row.id.to_string().into(),
+            row.user.to_string().into(),
+            row.account.to_string().into(),
+            format_date(state.date).into(),
+            state.tx_type.as_str().into(),
+            state.status.as_str().into(),
+            state.amount.cents().into(),
+            row.currency.into(),
+            state.description.as_str().into(),
+            state.notes.clone().into(),
+            opt_string(state.category_id).into(),
+            true.into(),
+            row.source.as_str().into(),
+            state.hide_from_results.into(),
+            search_text(&state.description, state.notes.as_deref(), None).into(),
+            row.fingerprint.map(str::to_owned).into(),
+            format_timestamp(row.now).into(),
+            recurrence.into(),
+            period.into(),
+            purchase.into(),
+            number.into(),
+        ],
     )
-    .bind(row.id.to_string())
-    .bind(row.user.to_string())
-    .bind(row.account.id.to_string())
-    .bind(format_date(state.date))
-    .bind(state.tx_type.as_str())
-    .bind(state.status.as_str())
-    .bind(state.amount.cents())
-    .bind(row.account.state.currency.clone())
-    .bind(state.description.clone())
-    .bind(state.notes.clone())
-    .bind(opt_string(state.category_id))
-    .bind(true)
-    .bind(row.source.as_str())
-    .bind(state.hide_from_results)
-    .bind(search_text(
-        &state.description,
-        state.notes.as_deref(),
-        None,
-    ))
-    .bind(row.fingerprint.map(str::to_owned))
-    .bind(now)
-    .bind(match row.link {
-        SeriesLink::Recurrence { rule_id, .. } => Some(rule_id.to_string()),
-        _ => None,
-    })
-    .bind(match row.link {
-        SeriesLink::Recurrence { period_date, .. } => Some(format_date(period_date)),
-        _ => None,
-    })
-    .bind(match row.link {
-        SeriesLink::Installment { purchase_id, .. } => Some(purchase_id.to_string()),
-        _ => None,
-    })
-    .bind(match row.link {
-        SeriesLink::Installment { number, .. } => Some(i32::from(number)),
-        _ => None,
-    })
-    .execute(&mut *conn)
-    .await?;
-    // A new row has no tags to replace: the foreign key allows none
-    // without their row, and a deleted row's went with it.
-    insert_tags(conn, row.id, &state.tag_ids).await
 }
 
 /// Ties a stored row to the bill payment it is a leg of.

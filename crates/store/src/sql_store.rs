@@ -320,13 +320,10 @@ impl SqlStore {
     /// user's row on PostgreSQL), so no other write can come in between.
     async fn begin_write_versioned(&self, user: UserId) -> StoreResult<(WriteTx, i64)> {
         let mut tx = self.writes.begin().await?;
-        let bumped: Option<i64> = sqlx::query_scalar(
-            "UPDATE users SET view_version = view_version + 1 WHERE id = $1 \
-             RETURNING view_version",
-        )
-        .bind(user.to_string())
-        .fetch_optional(&mut *tx)
-        .await?;
+        let bumped: Option<i64> = bump_version_query(user)
+            .query_scalar()?
+            .fetch_optional(&mut *tx)
+            .await?;
         Ok((tx, bumped.map_or(-1, |v| v - 1)))
     }
 
@@ -334,6 +331,15 @@ impl SqlStore {
     pub fn pool(&self) -> &sqlx::Pool<Db> {
         &self.pool
     }
+}
+
+/// A new version of the user's data, first thing in every write (see
+/// [`SqlStore::begin_write_versioned`]), giving it.
+fn bump_version_query(user: UserId) -> Sql {
+    Sql::with(
+        "UPDATE users SET view_version = view_version + 1 WHERE id = $1 RETURNING view_version",
+        [user.to_string().into()],
+    )
 }
 
 // ------------------------------------------------------------------ store

@@ -10,6 +10,9 @@ pub(crate) enum Arg {
     /// Text or NULL (a NULL bound as text, so PostgreSQL infers its type).
     OptText(Option<String>),
     Int(i64),
+    /// A number or NULL (a NULL bound as a number, so PostgreSQL infers
+    /// its type).
+    OptInt(Option<i64>),
     Bool(bool),
 }
 
@@ -34,6 +37,12 @@ impl From<Option<String>> for Arg {
 impl From<i64> for Arg {
     fn from(value: i64) -> Self {
         Arg::Int(value)
+    }
+}
+
+impl From<Option<i64>> for Arg {
+    fn from(value: Option<i64>) -> Self {
+        Arg::OptInt(value)
     }
 }
 

@@ -10,50 +10,38 @@ impl SqlStore {
         plan: Option<&InstallmentPlan>,
         now: Timestamp,
     ) -> StoreResult<Created<Transaction>> {
-        let mut tx = self.begin_write(user).await?;
-        if new.client_chosen_id {
-            let existing =
-                sqlx::query("SELECT user_id, fingerprint FROM transactions WHERE id = $1")
-                    .bind(new.id.to_string())
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if let Some(row) = existing {
-                let owner: String = row.try_get("user_id")?;
-                let fingerprint: Option<String> = row.try_get("fingerprint")?;
-                if owner != user.to_string() || fingerprint.as_deref() != Some(&new.fingerprint) {
-                    return Err(StoreError::IdConflict);
-                }
-                let value = fetch_transaction(&mut tx, user, new.id)
-                    .await?
-                    .ok_or(StoreError::NotFound)?;
-                return Ok(Created {
-                    value,
-                    deduped: true,
-                });
-            }
+        if plan.is_none()
+            && let Some(created) = self.create_row_here(user, new, now).await
+        {
+            return created;
         }
-        let account = fetch_account(&mut tx, user, new.account_id)
+        let mut tx = self.begin_write(user).await?;
+        if new.client_chosen_id
+            && let Some(row) = replay_query(new.id)
+                .query()?
+                .fetch_optional(&mut *tx)
+                .await?
+        {
+            let (owner, fingerprint): (String, Option<String>) = (row.try_get(0)?, row.try_get(1)?);
+            same_request(user, new, &owner, fingerprint.as_deref())?;
+            let value = fetch_transaction(&mut tx, user, new.id)
+                .await?
+                .ok_or(StoreError::NotFound)?;
+            return Ok(Created {
+                value,
+                deduped: true,
+            });
+        }
+        let currency: String = account_currency_query(user, new.account_id)
+            .query_scalar()?
+            .fetch_optional(&mut *tx)
             .await?
-            .ok_or_else(|| StoreError::from(DomainError::field("account_id", "no such account")))?
-            .account;
+            .ok_or_else(no_such_account)?;
         check_references(&mut tx, user, new.state.category_id, &new.state.tag_ids).await?;
         if let Some(plan) = plan {
             put_plan(&mut tx, plan, now).await?;
         }
-        insert_transaction(
-            &mut tx,
-            RowInsert {
-                id: new.id,
-                user,
-                account: &account,
-                state: &new.state,
-                link: new.link,
-                source: Source::Api,
-                fingerprint: Some(&new.fingerprint),
-                now,
-            },
-        )
-        .await?;
+        insert_transaction(&mut tx, new_row(user, new, &currency, now)).await?;
         let value = fetch_transaction(&mut tx, user, new.id)
             .await?
             .ok_or(StoreError::NotFound)?;
@@ -105,7 +93,8 @@ impl SqlStore {
                 RowInsert {
                     id: row.id,
                     user,
-                    account,
+                    account: account.id,
+                    currency: &account.state.currency,
                     state: &row.state,
                     link: row.link,
                     source: Source::Api,
@@ -225,4 +214,60 @@ fn list_query(user: UserId, filter: &TransactionFilter, page: &PageRequest) -> S
         page.limit.saturating_add(1)
     ));
     query
+}
+
+/// The owner and the request fingerprint of the row with a client's id.
+fn replay_query(id: TransactionId) -> Sql {
+    Sql::with(
+        "SELECT user_id, fingerprint FROM transactions WHERE id = $1",
+        [id.to_string().into()],
+    )
+}
+
+/// Whether a row found by a creation's id (owned by `owner`, made by the
+/// request `fingerprint`) is this request's own, replayed: else the id
+/// was used for another request.
+fn same_request(
+    user: UserId,
+    new: &NewTransaction,
+    owner: &str,
+    fingerprint: Option<&str>,
+) -> StoreResult<()> {
+    if owner == user.to_string() && fingerprint == Some(new.fingerprint.as_str()) {
+        Ok(())
+    } else {
+        Err(StoreError::IdConflict)
+    }
+}
+
+/// The currency of the user's account `id` (no row: not theirs).
+fn account_currency_query(user: UserId, id: AccountId) -> Sql {
+    Sql::with(
+        "SELECT currency FROM accounts WHERE id = $1 AND user_id = $2",
+        [id.to_string().into(), user.to_string().into()],
+    )
+}
+
+fn no_such_account() -> StoreError {
+    DomainError::field("account_id", "no such account").into()
+}
+
+/// The row a creation stores, in an account of `currency`.
+fn new_row<'a>(
+    user: UserId,
+    new: &'a NewTransaction,
+    currency: &'a str,
+    now: Timestamp,
+) -> RowInsert<'a> {
+    RowInsert {
+        id: new.id,
+        user,
+        account: new.account_id,
+        currency,
+        state: &new.state,
+        link: new.link,
+        source: Source::Api,
+        fingerprint: Some(&new.fingerprint),
+        now,
+    }
 }

@@ -153,6 +153,8 @@ impl<'a> RawTx<'a> {
 /// How long a statement waits for a lock another connection holds.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+mod here;
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
 impl SqlStore {
@@ -208,6 +210,27 @@ impl SqlStore {
             Reads::Pool(pool.clone())
         };
         Ok((Self::from_pool(pool, cache_bytes, changes, reads), report))
+    }
+
+    /// [`Store::create_transaction`] of a row (no installment plan) as one
+    /// write on the calling thread ([`crate::group_commit::WriteGate::write_here`]):
+    /// the same statements as the general path, and one hand-off to
+    /// sqlx's thread instead of two for each of them. Single-row creations
+    /// are the writes clients make most (an import or a family of phones
+    /// syncing sends them one by one).
+    async fn create_row_here(
+        &self,
+        user: UserId,
+        new: &NewTransaction,
+        now: Timestamp,
+    ) -> Option<StoreResult<Created<Transaction>>> {
+        let new = new.clone();
+        Some(
+            self.writes
+                .0
+                .write_here(move |conn| here::create_row(conn, user, &new, now))
+                .await,
+        )
     }
 
     /// A consistent copy of the whole database at one moment, taken while

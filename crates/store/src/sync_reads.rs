@@ -158,13 +158,23 @@ impl ToSql for ArgRef<'_> {
             Arg::Text(text) => text.to_sql(),
             Arg::OptText(text) => text.to_sql(),
             Arg::Int(n) => n.to_sql(),
+            Arg::OptInt(n) => n.to_sql(),
             Arg::Bool(b) => b.to_sql(),
         }
     }
 }
 
 impl From<rusqlite::Error> for StoreError {
+    /// As [`From<sqlx::Error>`](StoreError): a running total's range
+    /// constraint refusing a write (run on the calling thread, see
+    /// [`crate::group_commit::WriteGate::write_here`]) names `amount`.
     fn from(err: rusqlite::Error) -> Self {
+        if let rusqlite::Error::SqliteFailure(failure, Some(message)) = &err
+            && failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_CHECK
+            && crate::names_total_constraint(message)
+        {
+            return crate::total_refused();
+        }
         match classify_sqlite(&err) {
             Failure::Unavailable => StoreError::Unavailable(err.to_string()),
             _ => StoreError::Database(sqlx::Error::AnyDriverError(Box::new(err))),

@@ -1,0 +1,81 @@
+//! Writes run on the calling thread, on the connection of the group
+//! commit's batch ([`crate::group_commit::WriteGate::write_here`]): the
+//! statements the general path sends through sqlx one by one, run here
+//! with rusqlite, built by the same functions.
+
+use rusqlite::Connection;
+
+use super::*;
+use crate::sync_reads::run;
+
+/// [`SqlStore::create_row_here`]'s write: the steps of
+/// `try_create_transaction` with no plan, in its order.
+pub(super) fn create_row(
+    conn: &mut Connection,
+    user: UserId,
+    new: &NewTransaction,
+    now: Timestamp,
+) -> StoreResult<Created<Transaction>> {
+    execute(conn, &bump_version_query(user))?;
+    if new.client_chosen_id
+        && let Some((owner, fingerprint)) = run(conn, &replay_query(new.id), |rows| {
+            rows.next()?
+                .map(|row| Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?)))
+                .transpose()
+        })?
+    {
+        same_request(user, new, &owner, fingerprint.as_deref())?;
+        return Ok(Created {
+            value: read_back(conn, user, new.id)?,
+            deduped: true,
+        });
+    }
+    let currency: String =
+        first(conn, &account_currency_query(user, new.account_id))?.ok_or_else(no_such_account)?;
+    if let Some(query) = category_query(user, new.state.category_id) {
+        category_found(first::<String>(conn, &query)?.is_some())?;
+    }
+    if let Some(query) = tags_query(user, &new.state.tag_ids) {
+        let found = run(conn, &query, |rows| {
+            let mut found = Vec::new();
+            while let Some(row) = rows.next()? {
+                found.push(row.get::<_, String>(0)?);
+            }
+            Ok(found)
+        })?;
+        tags_found(&new.state.tag_ids, &found)?;
+    }
+    execute(conn, &insert_query(&new_row(user, new, &currency, now)))?;
+    if let Some(query) = insert_tags_query(new.id, &new.state.tag_ids) {
+        execute(conn, &query)?;
+    }
+    Ok(Created {
+        value: read_back(conn, user, new.id)?,
+        deduped: false,
+    })
+}
+
+/// Runs `sql` to its end (every row it answers is stepped over).
+fn execute(conn: &mut Connection, sql: &Sql) -> StoreResult<()> {
+    run(conn, sql, |rows| {
+        while rows.next()?.is_some() {}
+        Ok(())
+    })
+}
+
+/// The first column of the first row `sql` answers.
+fn first<T: rusqlite::types::FromSql>(conn: &mut Connection, sql: &Sql) -> StoreResult<Option<T>> {
+    run(conn, sql, |rows| {
+        rows.next()?.map(|row| Ok(row.get(0)?)).transpose()
+    })
+}
+
+/// The user's row `id` as the write left it.
+fn read_back(conn: &mut Connection, user: UserId, id: TransactionId) -> StoreResult<Transaction> {
+    run(conn, &transaction_query(user, id), |rows| {
+        match rows.next()? {
+            Some(row) => RawTx::from_row(row)?.into_transaction(),
+            None => Err(StoreError::NotFound),
+        }
+    })
+}
