@@ -330,16 +330,17 @@ where
             }
             Ok::<_, StoreError>(result)
         })
-        .await;
+        .await
+        .and_then(|ran| ran);
     match ran {
-        Ok(Ok(Ok(value))) => join(gate, batch).await.map(|()| value),
-        Ok(Ok(Err(err))) => {
+        Ok(Ok(value)) => join(gate, batch).await.map(|()| value),
+        Ok(Err(err)) => {
             settle(gate, batch).await;
             Err(err)
         }
         // The savepoint could not be ended, or the connection not taken:
         // nothing of the batch can be trusted.
-        Ok(Err(err)) | Err(err) => {
+        Err(err) => {
             let _ = batch.finish(Some(err.to_string())).await;
             Err(err)
         }

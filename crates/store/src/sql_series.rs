@@ -635,7 +635,7 @@ impl SqlStore {
         let mut tx = self.begin_write(user).await?;
         fetch_account(&mut tx, user, rule.account_id)
             .await?
-            .ok_or_else(|| StoreError::from(DomainError::field("account_id", "no such account")))?;
+            .ok_or_else(no_such_account)?;
         check_references(
             &mut tx,
             user,

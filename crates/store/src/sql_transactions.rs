@@ -72,11 +72,7 @@ impl SqlStore {
             let view = view?;
             accounts.insert(view.account.id, view.account);
         }
-        let owned = |id: AccountId| {
-            accounts.get(&id).ok_or_else(|| {
-                StoreError::from(DomainError::field("account_id", "no such account"))
-            })
-        };
+        let owned = |id: AccountId| accounts.get(&id).ok_or_else(no_such_account);
         check_batch_caps(&mut tx, user, batch.rules.len(), batch.plans.len()).await?;
         for rule in &batch.rules {
             owned(rule.account_id)?;

@@ -63,10 +63,7 @@ impl SyncReads {
     /// The first column of the one row `sql` answers, `None` when it
     /// answers none (more rows than one are not read).
     pub(crate) fn one<T: FromSql>(&self, sql: &Sql) -> Result<Option<T>, StoreError> {
-        self.query(sql, |rows| match rows.next()? {
-            Some(row) => Ok(Some(row.get(0)?)),
-            None => Ok(None),
-        })
+        self.query(sql, first_column)
     }
 
     /// Every row `sql` answers, in its order, each as `each` reads it
@@ -75,15 +72,9 @@ impl SyncReads {
     pub(crate) fn rows<T>(
         &self,
         sql: &Sql,
-        mut each: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
+        each: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
     ) -> Result<Vec<T>, StoreError> {
-        self.query(sql, |rows| {
-            let mut out = Vec::new();
-            while let Some(row) = rows.next()? {
-                out.push(each(row)?);
-            }
-            Ok(out)
-        })
+        self.query(sql, |rows| every_row(rows, each))
     }
 
     /// Runs `sql` on an idle connection, `read` taking its rows.
@@ -125,6 +116,24 @@ impl SyncReads {
             idle.push(conn);
         }
     }
+}
+
+/// The first column of the first of `rows`, `None` when there is none
+/// (the rest are not read).
+pub(crate) fn first_column<T: FromSql>(rows: &mut Rows<'_>) -> Result<Option<T>, StoreError> {
+    rows.next()?.map(|row| Ok(row.get(0)?)).transpose()
+}
+
+/// Every one of `rows`, in order, each as `each` reads it.
+pub(crate) fn every_row<T>(
+    rows: &mut Rows<'_>,
+    mut each: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
+) -> Result<Vec<T>, StoreError> {
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(each(row)?);
+    }
+    Ok(out)
 }
 
 pub(crate) fn run<R>(

@@ -6,7 +6,7 @@
 use rusqlite::Connection;
 
 use super::*;
-use crate::sync_reads::run;
+use crate::sync_reads::{every_row, first_column, run};
 
 /// [`SqlStore::create_row_here`]'s write: the steps of
 /// `try_create_transaction` with no plan, in its order.
@@ -30,19 +30,17 @@ pub(super) fn create_row(
             deduped: true,
         });
     }
-    let currency: String =
-        first(conn, &account_currency_query(user, new.account_id))?.ok_or_else(no_such_account)?;
+    let currency: String = run(
+        conn,
+        &account_currency_query(user, new.account_id),
+        first_column,
+    )?
+    .ok_or_else(no_such_account)?;
     if let Some(query) = category_query(user, new.state.category_id) {
-        category_found(first::<String>(conn, &query)?.is_some())?;
+        category_found(run(conn, &query, first_column::<String>)?.is_some())?;
     }
     if let Some(query) = tags_query(user, &new.state.tag_ids) {
-        let found = run(conn, &query, |rows| {
-            let mut found = Vec::new();
-            while let Some(row) = rows.next()? {
-                found.push(row.get::<_, String>(0)?);
-            }
-            Ok(found)
-        })?;
+        let found = run(conn, &query, |rows| every_row(rows, |row| Ok(row.get(0)?)))?;
         tags_found(&new.state.tag_ids, &found)?;
     }
     execute(conn, &insert_query(&new_row(user, new, &currency, now)))?;
@@ -60,13 +58,6 @@ fn execute(conn: &mut Connection, sql: &Sql) -> StoreResult<()> {
     run(conn, sql, |rows| {
         while rows.next()?.is_some() {}
         Ok(())
-    })
-}
-
-/// The first column of the first row `sql` answers.
-fn first<T: rusqlite::types::FromSql>(conn: &mut Connection, sql: &Sql) -> StoreResult<Option<T>> {
-    run(conn, sql, |rows| {
-        rows.next()?.map(|row| Ok(row.get(0)?)).transpose()
     })
 }
 
