@@ -98,7 +98,9 @@ async fn insert_statement_rows(
             .push_bind(now.clone())
             .push_bind(now.clone());
     });
-    query.push(" ON CONFLICT (account_id, external_id) DO NOTHING");
+    // The unique index holds only rows with a bank id (migration 0017):
+    // the conflict target names its condition.
+    query.push(" ON CONFLICT (account_id, external_id) WHERE external_id IS NOT NULL DO NOTHING");
     let done = query.query()?.execute(&mut *conn).await?;
     // At most `rows.len()` rows can have been inserted.
     Ok(usize::try_from(done.rows_affected()).map_or(rows.len(), |n| n.min(rows.len())))

@@ -490,6 +490,30 @@ async fn insert_tombstone(
     Ok(())
 }
 
+/// The stored rows of `rules` (each replacing one of its occurrences)
+/// dated from `from` to `to`: read by the rules' index alone, which holds
+/// only rows of a rule (migration 0017).
+fn rule_rows_query(rules: &[RuleId], from: &str, to: &str) -> Sql {
+    let mut query =
+        Sql::new("SELECT recurrence_id, recurrence_period_date FROM transactions WHERE 1 = 1");
+    push_id_list(&mut query, "recurrence_id", rules);
+    query
+        .push(" AND recurrence_period_date >= ")
+        .push_bind(from.to_owned())
+        .push(" AND recurrence_period_date <= ")
+        .push_bind(to.to_owned());
+    query
+}
+
+/// The stored installments of `plans`, read by the plans' index alone.
+fn plan_rows_query(plans: &[PurchaseId]) -> Sql {
+    let mut query = Sql::new(
+        "SELECT installment_purchase_id, installment_number FROM transactions WHERE 1 = 1",
+    );
+    push_id_list(&mut query, "installment_purchase_id", plans);
+    query
+}
+
 /// Rules, plans, replacements and tombstones that project into a window.
 async fn load_view_sources(
     conn: &mut <Db as sqlx::Database>::Connection,
@@ -554,18 +578,8 @@ async fn load_view_sources(
     // user's rows: asking by user too makes SQLite read the whole history
     // by the (user, date) index instead of these ids' own indexes.
     if !sources.rules.is_empty() {
-        let mut query =
-            Sql::new("SELECT recurrence_id, recurrence_period_date FROM transactions WHERE 1 = 1");
-        push_id_list(
-            &mut query,
-            "recurrence_id",
-            &sources.rules.iter().map(|r| r.id).collect::<Vec<_>>(),
-        );
-        query
-            .push(" AND recurrence_period_date >= ")
-            .push_bind(from_text.clone())
-            .push(" AND recurrence_period_date <= ")
-            .push_bind(to_text.clone());
+        let rules: Vec<RuleId> = sources.rules.iter().map(|r| r.id).collect();
+        let query = rule_rows_query(&rules, &from_text, &to_text);
         for row in &query.query()?.fetch_all(&mut *conn).await? {
             sources.materialized.insert(Handle::Recurrence {
                 rule_id: RuleId(get_uuid(row, "recurrence_id")?),
@@ -574,14 +588,8 @@ async fn load_view_sources(
         }
     }
     if !sources.plans.is_empty() {
-        let mut query = Sql::new(
-            "SELECT installment_purchase_id, installment_number FROM transactions WHERE 1 = 1",
-        );
-        push_id_list(
-            &mut query,
-            "installment_purchase_id",
-            &sources.plans.iter().map(|p| p.id).collect::<Vec<_>>(),
-        );
+        let plans: Vec<PurchaseId> = sources.plans.iter().map(|p| p.id).collect();
+        let query = plan_rows_query(&plans);
         for row in &query.query()?.fetch_all(&mut *conn).await? {
             let number: i32 = row.try_get("installment_number")?;
             sources.materialized.insert(Handle::Installment {
