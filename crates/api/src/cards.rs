@@ -130,7 +130,7 @@ pub async fn cashflow_bills(
     for (id, info, currency, book) in &books.cards {
         for bill in book.due_between(from, to, today) {
             if bill.outstanding.is_positive() {
-                entries.push(bill_entry(user, *id, info, currency, &bill));
+                entries.push(bill_entry(*id, info, currency, &bill));
             }
         }
     }
@@ -209,6 +209,6 @@ pub async fn resolve_bill(
     if sources.tombstones.contains(handle) {
         return Ok(None);
     }
-    let entry = bill_entry(user, card_id, &info, &currency, &bill);
+    let entry = bill_entry(card_id, &info, &currency, &bill);
     Ok(Some((entry, bill)))
 }

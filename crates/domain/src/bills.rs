@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::card::{BillMonth, BillStatus, Cycle, Cycles, outstanding, status};
 use crate::projection::Handle;
 use crate::transaction::{EntryId, Transaction, TransactionState, TxStatus, TxType};
-use crate::{AccountId, CategoryId, Money, TransactionId, UserId};
+use crate::{AccountId, CategoryId, Money, TransactionId};
 
 /// The seeded system category "Pagamento de fatura" (fixed id everywhere).
 pub const BILL_PAYMENT_CATEGORY: CategoryId =
@@ -116,13 +116,7 @@ pub fn bill_handle(card_id: AccountId, month: BillMonth) -> Handle {
 
 /// A bill as one cashflow entry: on the paying account, dated its due
 /// date, a PENDING DEBIT of what is left to pay.
-pub fn bill_entry(
-    user: UserId,
-    card_id: AccountId,
-    card: &CardInfo,
-    currency: &str,
-    bill: &Bill,
-) -> Transaction {
+pub fn bill_entry(card_id: AccountId, card: &CardInfo, currency: &str, bill: &Bill) -> Transaction {
     let state = TransactionState {
         date: bill.cycle.due,
         tx_type: TxType::Debit,
@@ -136,7 +130,7 @@ pub fn bill_entry(
     };
     let id = EntryId::Projected(bill_handle(card_id, bill.cycle.month));
     let account = card.paying_account(card_id);
-    let mut entry = Transaction::plain(id, user, account, currency.to_owned(), state);
+    let mut entry = Transaction::plain(id, account, currency.to_owned(), state);
     entry.bill_to_account_id = Some(card_id);
     entry.created_by_user = false;
     entry

@@ -109,7 +109,7 @@ pub fn find(rows: Vec<Transaction>) -> Vec<DuplicateGroup> {
 mod tests {
     use super::*;
     use crate::transaction::{EntryId, TransactionState, TxStatus, TxType};
-    use crate::{AccountId, Money, TransactionId, UserId};
+    use crate::{AccountId, Money, TransactionId};
     use jiff::civil::date;
 
     fn row(description: &str, cents: i64, tx_type: TxType, day: Date) -> Transaction {
@@ -125,7 +125,7 @@ mod tests {
             hide_from_results: false,
         };
         let id = EntryId::Stored(TransactionId::new());
-        Transaction::plain(id, UserId::new(), AccountId::new(), "BRL".into(), state)
+        Transaction::plain(id, AccountId::new(), "BRL".into(), state)
     }
 
     fn sizes(groups: &[DuplicateGroup]) -> Vec<usize> {

@@ -283,10 +283,10 @@ pub fn overview(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TransactionId;
     use crate::bills::{DayTotal, Payment};
     use crate::card::{BillMonth, Cycles};
     use crate::transaction::TransactionState;
-    use crate::{TransactionId, UserId};
     use jiff::civil::date;
 
     #[test]
@@ -310,7 +310,7 @@ mod tests {
             hide_from_results: false,
         };
         let id = EntryId::Stored(TransactionId::new());
-        Transaction::plain(id, UserId::new(), account, "BRL".into(), state)
+        Transaction::plain(id, account, "BRL".into(), state)
     }
 
     #[test]
@@ -435,10 +435,9 @@ mod tests {
         );
         let (today, month_end) = (date(2026, 11, 22), date(2026, 11, 30));
         let bill = book.bill(BillMonth::new(2026, 11).unwrap(), today).unwrap();
-        let user = UserId::new();
         let entries = [
-            crate::bills::bill_entry(user, counted, &info, "BRL", &bill),
-            crate::bills::bill_entry(user, left_out, &info, "USD", &bill),
+            crate::bills::bill_entry(counted, &info, "BRL", &bill),
+            crate::bills::bill_entry(left_out, &info, "USD", &bill),
         ];
         assert!(entries.iter().all(|e| e.account_id == bank));
         let o = overview(

@@ -841,7 +841,6 @@ mod tests {
         };
         Transaction {
             id: EntryId::Stored(TransactionId::new()),
-            user_id: UserId::new(),
             account_id: AccountId::new(),
             currency: "BRL".into(),
             state,
@@ -859,7 +858,6 @@ mod tests {
             original_description: None,
             receipt_name: None,
             open_finance: false,
-            created_at: Timestamp::UNIX_EPOCH,
         }
     }
 

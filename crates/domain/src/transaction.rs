@@ -1,7 +1,6 @@
 //! Transactions (ledger rows): creation defaults, PATCH rules, the list
 //! filter, and the fingerprint that makes client-supplied ids idempotent.
 
-use jiff::Timestamp;
 use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -12,7 +11,7 @@ use crate::projection::{Frequency, Handle};
 use crate::text::{DESCRIPTION_MAX, NOTES_MAX, lower, max_chars, required_text};
 use crate::{
     AccountId, CategoryId, DomainError, FieldErrors, Money, PurchaseId, RuleId, TagId,
-    TransactionId, UserId,
+    TransactionId,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -171,7 +170,6 @@ pub struct InstallmentRef {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transaction {
     pub id: EntryId,
-    pub user_id: UserId,
     pub account_id: AccountId,
     pub currency: String,
     pub state: TransactionState,
@@ -189,7 +187,6 @@ pub struct Transaction {
     pub original_description: Option<String>,
     pub receipt_name: Option<String>,
     pub open_finance: bool,
-    pub created_at: Timestamp,
 }
 
 impl Transaction {
@@ -197,14 +194,12 @@ impl Transaction {
     /// empty (an API-made, user-made entry).
     pub fn plain(
         id: EntryId,
-        user_id: UserId,
         account_id: AccountId,
         currency: String,
         state: TransactionState,
     ) -> Self {
         Transaction {
             id,
-            user_id,
             account_id,
             currency,
             state,
@@ -222,7 +217,6 @@ impl Transaction {
             original_description: None,
             receipt_name: None,
             open_finance: false,
-            created_at: Timestamp::UNIX_EPOCH,
         }
     }
 }

@@ -107,12 +107,11 @@ impl ViewSources {
         state.tag_ids = tags.iter().map(|t| t.id).collect();
         let id = EntryId::Projected(handle);
         let currency = account.currency.clone();
-        let mut entry = Transaction::plain(id, series.user_id, account_id, currency, state);
+        let mut entry = Transaction::plain(id, account_id, currency, state);
         entry.tags = tags;
         entry.recurrence_id = series.recurrence_id;
         entry.recurrence_period_date = series.recurrence_id.map(|_| date);
         entry.installment = series.installment;
-        entry.created_at = series.created_at;
         Some(entry)
     }
 
@@ -124,8 +123,6 @@ impl ViewSources {
         let series = SeriesFields {
             recurrence_id: Some(rule.id),
             installment: None,
-            user_id: rule.user_id,
-            created_at: rule.created_at,
         };
         self.entry(
             handle,
@@ -151,8 +148,6 @@ impl ViewSources {
                 count: plan.count,
                 total_amount: plan.template.amount,
             }),
-            user_id: plan.user_id,
-            created_at: plan.created_at,
         };
         self.entry(
             handle,
@@ -195,8 +190,6 @@ impl ViewSources {
 struct SeriesFields {
     recurrence_id: Option<crate::RuleId>,
     installment: Option<InstallmentRef>,
-    user_id: crate::UserId,
-    created_at: jiff::Timestamp,
 }
 
 /// Whether a projected entry passes the list's filters.
@@ -231,9 +224,11 @@ fn matches(filter: &TransactionFilter, entry: &Transaction, sub_type: SubType) -
         })
 }
 
-/// True when (date, id) comes after the cursor position in list order.
-fn after(date: Date, id: &str, position: Option<&PagePosition>) -> bool {
-    position.is_none_or(|p| date < p.date || (date == p.date && id > p.id.as_str()))
+/// True when `entry` comes after the cursor position in list order (its
+/// id is printed only to break a tie of days).
+fn after(entry: &Transaction, position: Option<&PagePosition>) -> bool {
+    let date = entry.state.date;
+    position.is_none_or(|p| date < p.date || (date == p.date && entry.id.to_string() > p.id))
 }
 
 /// The list's order of two entries: newest day first, then ids ascending
@@ -336,7 +331,7 @@ pub fn projected_page(
     let mut found: Vec<Transaction> = Vec::new();
     let wanted = limit + 1;
     walk_projected(sources, filter, upper, wanted, |entry| {
-        let kept = after(entry.state.date, &entry.id.to_string(), position);
+        let kept = after(&entry, position);
         if kept {
             found.push(entry);
         }
@@ -513,11 +508,10 @@ pub fn bills_page(
                 EntryId::Projected(handle) => handle,
                 EntryId::Stored(_) => return false,
             };
-            let key = entry.id.to_string();
             !sources.tombstones.contains(&handle)
                 && entry.state.date >= filter.from
                 && entry.state.date <= filter.to
-                && after(entry.state.date, &key, position)
+                && after(entry, position)
                 && sources
                     .accounts
                     .get(&entry.account_id)
@@ -529,22 +523,30 @@ pub fn bills_page(
 }
 
 /// Merges a page of stored rows (up to `limit + 1`, in list order) with
-/// projected entries (likewise) into one page.
+/// projected entries (likewise) into one page: the first `limit` of both in
+/// list order, a stored row before a projected entry it ties with. Each
+/// entry is moved once, and those past the page not at all.
 pub fn merge(
     stored: Vec<Transaction>,
     projected: Vec<Transaction>,
     limit: usize,
 ) -> Page<Transaction> {
-    let mut all = stored;
-    all.extend(projected);
-    // Two runs already in order: the sort merges them.
-    all.sort_by(list_order);
-    let has_more = all.len() > limit;
-    all.truncate(limit);
-    Page {
-        items: all,
-        has_more,
+    let has_more = stored.len() + projected.len() > limit;
+    let mut items = Vec::with_capacity((stored.len() + projected.len()).min(limit));
+    let mut stored = stored.into_iter().peekable();
+    let mut projected = projected.into_iter().peekable();
+    while items.len() < limit {
+        let next = match (stored.peek(), projected.peek()) {
+            (Some(a), Some(b)) if list_order(a, b).is_gt() => projected.next(),
+            (Some(_), _) => stored.next(),
+            (None, _) => projected.next(),
+        };
+        match next {
+            Some(entry) => items.push(entry),
+            None => break,
+        }
     }
+    Page { items, has_more }
 }
 
 #[cfg(test)]
@@ -685,6 +687,32 @@ mod tests {
         assert_eq!(ids(&entries), ids(&by_text));
     }
 
+    #[test]
+    fn merge_is_the_first_entries_of_both_runs_in_list_order() {
+        let (sources, stored) = fixture();
+        let projected = projected_page(&sources, &filter(), None, 10_000);
+        for limit in [
+            0,
+            1,
+            7,
+            50,
+            stored.len(),
+            stored.len() + projected.len() + 3,
+        ] {
+            let mut expected = stored.clone();
+            expected.extend(projected.iter().cloned());
+            // Stable: a stored row stays before a projected entry it ties with.
+            expected.sort_by(list_order);
+            let merged = merge(stored.clone(), projected.clone(), limit);
+            let ids = |list: &[Transaction]| list.iter().map(|e| e.id).collect::<Vec<_>>();
+            assert_eq!(
+                ids(&merged.items),
+                ids(&expected[..limit.min(expected.len())])
+            );
+            assert_eq!(merged.has_more, expected.len() > limit, "limit {limit}");
+        }
+    }
+
     /// A store's answer: stored rows after the cursor, up to `limit + 1`.
     fn stored_page(
         stored: &[Transaction],
@@ -693,7 +721,7 @@ mod tests {
     ) -> Page<Transaction> {
         let mut items: Vec<Transaction> = stored
             .iter()
-            .filter(|e| after(e.state.date, &e.id.to_string(), position))
+            .filter(|e| after(e, position))
             .take(limit + 1)
             .cloned()
             .collect();

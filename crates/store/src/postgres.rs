@@ -69,7 +69,7 @@ impl Reads {
 
     /// Rows read column by column: never here (the caller reads them as
     /// one JSON page, one round trip).
-    fn entries(&self, _query: &Sql) -> Option<StoreResult<Vec<Transaction>>> {
+    fn entries(&self, _query: &Sql, _expected: usize) -> Option<StoreResult<Vec<Transaction>>> {
         None
     }
 }

@@ -213,24 +213,24 @@ fn tag_from_row(row: &DbRow) -> StoreResult<Tag> {
     })
 }
 
-const TX_COLUMNS: &str = "t.id, t.user_id, t.account_id, t.date, t.type, t.status, \
+const TX_COLUMNS: &str = "t.id, t.account_id, t.date, t.type, t.status, \
     t.amount_cents, t.currency, t.description, t.notes, t.bill_to_account_id, t.category_id, \
     t.recurrence_id, t.recurrence_period_date, t.installment_purchase_id, t.installment_number, \
     t.transfer_group_id, t.created_by_user, t.source, t.hide_from_results, t.card_number, \
     t.holder, t.holder_is_me, t.original_description, t.receipt_name, t.open_finance, \
-    t.created_at, ip.installment_count AS plan_count, ip.total_cents AS plan_total";
+    ip.installment_count AS plan_count, ip.total_cents AS plan_total";
 
 /// Rows with the purchase they are an installment of.
 const TX_FROM: &str =
     "FROM transactions t LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id";
 
 /// The output names of [`TX_COLUMNS`], in order.
-const TX_NAMES: &str = "p.id, p.user_id, p.account_id, p.date, p.type, p.status, \
+const TX_NAMES: &str = "p.id, p.account_id, p.date, p.type, p.status, \
     p.amount_cents, p.currency, p.description, p.notes, p.bill_to_account_id, p.category_id, \
     p.recurrence_id, p.recurrence_period_date, p.installment_purchase_id, p.installment_number, \
     p.transfer_group_id, p.created_by_user, p.source, p.hide_from_results, p.card_number, \
     p.holder, p.holder_is_me, p.original_description, p.receipt_name, p.open_finance, \
-    p.created_at, p.plan_count, p.plan_total";
+    p.plan_count, p.plan_total";
 
 /// Starts a query for transaction rows: [`TX_COLUMNS`], then the row's
 /// tags as a JSON array of `[id, title, color]` (NULL for none), looked
@@ -279,9 +279,10 @@ async fn fetch_entries(
 
 impl SqlStore {
     /// [`fetch_entries`] outside a write, as short reads run (in the
-    /// query's order where reads take rows on the calling thread).
-    async fn read_entries(&self, query: Sql) -> StoreResult<Vec<Transaction>> {
-        if let Some(rows) = self.reads.entries(&query) {
+    /// query's order where reads take rows on the calling thread), for a
+    /// query of at most `expected` rows.
+    async fn read_entries(&self, query: Sql, expected: usize) -> StoreResult<Vec<Transaction>> {
+        if let Some(rows) = self.reads.entries(&query, expected) {
             return rows;
         }
         decode_entries(&self.read_array(entries_page(&query)).await?)
@@ -349,7 +350,6 @@ struct RawTx<'a>(
     &'a str,
     &'a str,
     &'a str,
-    &'a str,
     i64,
     String,
     String,
@@ -370,7 +370,6 @@ struct RawTx<'a>(
     Option<String>,
     Option<String>,
     JsonBool,
-    &'a str,
     Option<i64>,
     Option<i64>,
     #[serde(borrow)] Option<Vec<RawTag<'a>>>,
@@ -415,7 +414,6 @@ impl RawTx<'_> {
     fn into_transaction(self) -> StoreResult<Transaction> {
         let RawTx(
             id,
-            user_id,
             account_id,
             date,
             tx_type,
@@ -440,7 +438,6 @@ impl RawTx<'_> {
             original_description,
             receipt_name,
             open_finance,
-            created_at,
             plan_count,
             plan_total,
             tags,
@@ -465,7 +462,6 @@ impl RawTx<'_> {
         };
         Ok(Transaction {
             id: EntryId::Stored(TransactionId(parse_uuid("id", id)?)),
-            user_id: UserId(parse_uuid("user_id", user_id)?),
             account_id: AccountId(parse_uuid("account_id", account_id)?),
             currency,
             state: TransactionState {
@@ -496,7 +492,6 @@ impl RawTx<'_> {
             original_description,
             receipt_name,
             open_finance: open_finance.get(),
-            created_at: parse_ts("created_at", created_at)?,
         })
     }
 }

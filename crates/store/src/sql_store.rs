@@ -714,7 +714,7 @@ impl Store for SqlStore {
     }
 
     async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction> {
-        self.read_entries(transaction_query(user, id))
+        self.read_entries(transaction_query(user, id), 1)
             .await?
             .pop()
             .ok_or(StoreError::NotFound)

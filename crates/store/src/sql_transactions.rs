@@ -173,7 +173,7 @@ impl SqlStore {
         page: &PageRequest,
     ) -> StoreResult<Page<Transaction>> {
         let query = list_query(user, filter, page);
-        let mut items = self.read_entries(query).await?;
+        let mut items = self.read_entries(query, page.limit + 1).await?;
         // The JSON page need not keep the query's order: restore it.
         newest_first(&mut items);
         let has_more = items.len() > page.limit;

@@ -80,11 +80,11 @@ impl Reads {
     /// building and parsing a JSON page would be the dearest part of the
     /// read; `None` where reads go through the pool (the caller reads
     /// them as one JSON page instead).
-    fn entries(&self, query: &Sql) -> Option<StoreResult<Vec<Transaction>>> {
+    fn entries(&self, query: &Sql, expected: usize) -> Option<StoreResult<Vec<Transaction>>> {
         match self {
-            Reads::Thread(reads) => {
-                Some(reads.rows(query, |row| RawTx::from_row(row)?.into_transaction()))
-            }
+            Reads::Thread(reads) => Some(reads.rows(query, expected, |row| {
+                RawTx::from_row(row)?.into_transaction()
+            })),
             Reads::Pool(_) => None,
         }
     }
@@ -94,6 +94,8 @@ impl<'a> RawTx<'a> {
     /// A row of an [`entries_query`], its text borrowed from the row.
     fn from_row(row: &'a rusqlite::Row<'a>) -> StoreResult<Self> {
         use rusqlite::types::ValueRef;
+        /// The tags column, after the 27 of [`TX_COLUMNS`].
+        const TAGS: usize = 27;
         let value = |i: usize| row.get_ref(i).map_err(StoreError::from);
         let bad = |i: usize, e: rusqlite::types::FromSqlError| {
             StoreError::Corrupt(format!("transaction column {i}: {e}"))
@@ -105,10 +107,10 @@ impl<'a> RawTx<'a> {
         let int = |i: usize| value(i)?.as_i64().map_err(|e| bad(i, e));
         let opt_int = |i: usize| value(i)?.as_i64_or_null().map_err(|e| bad(i, e));
         let flag = |i: usize| int(i).map(|n| JsonBool(n != 0));
-        let tags = match value(29)? {
+        let tags = match value(TAGS)? {
             ValueRef::Null => None,
             tags => {
-                let text = tags.as_str().map_err(|e| bad(29, e))?;
+                let text = tags.as_str().map_err(|e| bad(TAGS, e))?;
                 Some(
                     serde_json::from_str(text)
                         .map_err(|e| StoreError::Corrupt(format!("transaction tags: {e}")))?,
@@ -121,30 +123,28 @@ impl<'a> RawTx<'a> {
             text(2)?,
             text(3)?,
             text(4)?,
-            text(5)?,
-            int(6)?,
+            int(5)?,
+            owned(6)?,
             owned(7)?,
-            owned(8)?,
-            opt_owned(9)?,
+            opt_owned(8)?,
+            opt_text(9)?,
             opt_text(10)?,
             opt_text(11)?,
             opt_text(12)?,
             opt_text(13)?,
-            opt_text(14)?,
-            opt_int(15)?,
-            opt_text(16)?,
-            flag(17)?,
-            text(18)?,
-            flag(19)?,
+            opt_int(14)?,
+            opt_text(15)?,
+            flag(16)?,
+            text(17)?,
+            flag(18)?,
+            opt_owned(19)?,
             opt_owned(20)?,
-            opt_owned(21)?,
-            flag(22)?,
+            flag(21)?,
+            opt_owned(22)?,
             opt_owned(23)?,
-            opt_owned(24)?,
-            flag(25)?,
-            text(26)?,
-            opt_int(27)?,
-            opt_int(28)?,
+            flag(24)?,
+            opt_int(25)?,
+            opt_int(26)?,
             tags,
         ))
     }
@@ -365,7 +365,7 @@ mod tests {
         let mut conn = rusqlite::Connection::open(path).unwrap();
         let explained = sql.within("EXPLAIN QUERY PLAN ", "");
         crate::sync_reads::run(&mut conn, &explained, |rows| {
-            crate::sync_reads::every_row(rows, |row| Ok(row.get::<_, String>(3)?))
+            crate::sync_reads::every_row(rows, 0, |row| Ok(row.get::<_, String>(3)?))
         })
         .unwrap()
         .join("; ")

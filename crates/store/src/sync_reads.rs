@@ -42,6 +42,10 @@ const STATEMENT_CACHE: usize = 64;
 /// 8 MB none did. The cache holds only pages read, up to this.
 const PAGE_CACHE_KIB: i64 = 8 * 1024;
 
+/// The most rows [`every_row`] makes room for before it reads any: a page
+/// of the API holds at most a hundred.
+const MAX_RESERVED: usize = 128;
+
 /// Readers of one database file.
 pub(crate) struct SyncReads {
     path: PathBuf,
@@ -68,13 +72,14 @@ impl SyncReads {
 
     /// Every row `sql` answers, in its order, each as `each` reads it
     /// (borrowing its values from the row, so nothing is copied that the
-    /// caller does not keep).
+    /// caller does not keep), in room for `expected` made once.
     pub(crate) fn rows<T>(
         &self,
         sql: &Sql,
+        expected: usize,
         each: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
     ) -> Result<Vec<T>, StoreError> {
-        self.query(sql, |rows| every_row(rows, each))
+        self.query(sql, |rows| every_row(rows, expected, each))
     }
 
     /// Runs `sql` on an idle connection, `read` taking its rows.
@@ -124,12 +129,16 @@ pub(crate) fn first_column<T: FromSql>(rows: &mut Rows<'_>) -> Result<Option<T>,
     rows.next()?.map(|row| Ok(row.get(0)?)).transpose()
 }
 
-/// Every one of `rows`, in order, each as `each` reads it.
+/// Every one of `rows`, in order, each as `each` reads it, in room for
+/// `expected` made up front (a page's limit: values as large as a
+/// transaction are not moved again and again as the vector grows), up to
+/// [`MAX_RESERVED`] (a long walk grows as it reads).
 pub(crate) fn every_row<T>(
     rows: &mut Rows<'_>,
+    expected: usize,
     mut each: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(expected.min(MAX_RESERVED));
     while let Some(row) = rows.next()? {
         out.push(each(row)?);
     }
@@ -225,19 +234,19 @@ mod tests {
         let (_dir, reads) = database();
         let sql = Sql::new("SELECT a, b FROM t ORDER BY b DESC");
         let rows = reads
-            .rows(&sql, |row| {
+            .rows(&sql, 2, |row| {
                 Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
             })
             .unwrap();
         assert_eq!(rows, vec![("y".to_owned(), 2), ("x".to_owned(), 1)]);
-        let refused = reads.rows(&sql, |_| -> Result<(), StoreError> {
+        let refused = reads.rows(&sql, 0, |_| -> Result<(), StoreError> {
             Err(StoreError::Corrupt("refused".into()))
         });
         assert!(matches!(refused, Err(StoreError::Corrupt(_))));
         let none = Sql::with("SELECT a FROM t WHERE b = $1", [Arg::Int(9)]);
         assert!(
             reads
-                .rows(&none, |row| Ok(row.get::<_, String>(0)?))
+                .rows(&none, 0, |row| Ok(row.get::<_, String>(0)?))
                 .unwrap()
                 .is_empty()
         );

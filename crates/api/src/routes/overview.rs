@@ -144,7 +144,7 @@ async fn month_items(
         for bill in book.due_between(from, to, today) {
             let handle = bill_handle(*id, bill.cycle.month);
             if bill.outstanding.is_positive() && !sources.tombstones.contains(&handle) {
-                items.push(MonthItem::of(&bill_entry(user, *id, info, currency, &bill)));
+                items.push(MonthItem::of(&bill_entry(*id, info, currency, &bill)));
             }
         }
     }

@@ -40,7 +40,9 @@ pub(super) fn create_row(
         category_found(run(conn, &query, first_column::<String>)?.is_some())?;
     }
     if let Some(query) = tags_query(user, &new.state.tag_ids) {
-        let found = run(conn, &query, |rows| every_row(rows, |row| Ok(row.get(0)?)))?;
+        let found = run(conn, &query, |rows| {
+            every_row(rows, new.state.tag_ids.len(), |row| Ok(row.get(0)?))
+        })?;
         tags_found(&new.state.tag_ids, &found)?;
     }
     execute(conn, &insert_query(&new_row(user, new, &currency, now)))?;

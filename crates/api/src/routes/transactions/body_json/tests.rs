@@ -9,7 +9,7 @@ use cofre_domain::time::format_date;
 use cofre_domain::transaction::{
     InstallmentRef, Source, TagRef, TransactionState, TxStatus, TxType,
 };
-use cofre_domain::{AccountId, CategoryId, Money, PurchaseId, TagId, TransactionId, UserId};
+use cofre_domain::{AccountId, CategoryId, Money, PurchaseId, TagId, TransactionId};
 use jiff::civil::date;
 use proptest::prelude::*;
 
@@ -93,7 +93,6 @@ fn expected(t: &Transaction) -> String {
 fn plain(id: EntryId) -> Transaction {
     Transaction::plain(
         id,
-        UserId::new(),
         AccountId::new(),
         "BRL".into(),
         TransactionState {
