@@ -130,7 +130,7 @@ where
 }
 
 /// A version counter of a user's (a column of `users`).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum UserVersion {
     /// Bumped by every write of the user's data.
     View,
@@ -177,10 +177,21 @@ pub struct SqlStore {
     /// so a key rotated, revoked or deleted, or a write to its owner's
     /// data, from any process, is seen by the very next request.
     keys: moka::future::Cache<ApiKeyId, (crate::change_stamp::Stamp, FoundKey)>,
+    /// Users' version counters as last read, each with the change stamp
+    /// read before its query, kept as the keys are: a read that finds the
+    /// stamp unchanged (nothing committed since, from any process) needs no
+    /// query. Every page of a list checks its user's sources version.
+    versions: moka::future::Cache<(UserId, UserVersion), (crate::change_stamp::Stamp, i64)>,
 }
 
 /// The most bytes of keys kept for authentication (about 20,000 keys).
 const KEY_CACHE_BYTES: u64 = 8 << 20;
+
+/// The most bytes of version counters kept (about 25,000 counters).
+const VERSION_CACHE_BYTES: u64 = 4 << 20;
+
+/// What one kept version counter takes, with the cache's own share.
+const VERSION_ENTRY_BYTES: u32 = 160;
 
 impl SqlStore {
     /// A store over `pool` whose caches keep about `cache_bytes`: three
@@ -201,6 +212,10 @@ impl SqlStore {
                         400 + key.secret_hash.len() + key.label.as_ref().map_or(0, String::len);
                     u32::try_from(bytes).unwrap_or(u32::MAX)
                 })
+                .build(),
+            versions: moka::future::Cache::builder()
+                .max_capacity(VERSION_CACHE_BYTES)
+                .weigher(|_, _| VERSION_ENTRY_BYTES)
                 .build(),
             pool,
             sources: Arc::new(VersionedCache::new(
@@ -293,15 +308,30 @@ impl SqlStore {
             .unwrap_or_else(|| "[]".to_owned()))
     }
 
-    /// The user's `counter` now (-1 for no such user).
+    /// The user's `counter` now (-1 for no such user): from memory while
+    /// the change stamp says nothing was committed since it was read.
     async fn user_version(&self, user: UserId, counter: UserVersion) -> StoreResult<i64> {
+        let stamp = self.changes.stamp();
+        if let Some(stamp) = stamp
+            && let Some((seen, version)) = self.versions.get(&(user, counter)).await
+            && seen == stamp
+        {
+            return Ok(version);
+        }
         let sql = match counter {
             UserVersion::View => "SELECT view_version FROM users WHERE id = $1",
             UserVersion::Sources => "SELECT sources_version FROM users WHERE id = $1",
             UserVersion::Categories => "SELECT categories_version FROM users WHERE id = $1",
         };
         let sql = Sql::with(sql, [Arg::Text(user.to_string())]);
-        Ok(self.reads.int(sql).await?.unwrap_or(-1))
+        let version = self.reads.int(sql).await?;
+        // Only users that exist are kept: made-up ids cannot fill the cache.
+        if let (Some(stamp), Some(version)) = (stamp, version) {
+            self.versions
+                .insert((user, counter), (stamp, version))
+                .await;
+        }
+        Ok(version.unwrap_or(-1))
     }
 
     /// Starts a write of `user`'s data. Its first statement bumps the

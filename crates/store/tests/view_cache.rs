@@ -62,6 +62,14 @@ async fn a_write_in_one_process_refreshes_the_others_cache() {
 
     let after = first.view_sources(user, from, to).await.unwrap();
     assert_eq!(after.rules.len(), 1, "the other process's write is seen");
+
+    // The user's version, answered from memory while nothing is committed,
+    // moves with the other process's next write.
+    let version = first.view_version(user).await.unwrap();
+    assert_eq!(first.view_version(user).await.unwrap(), version);
+    bank_account(second.as_ref(), user).await;
+    assert!(first.view_version(user).await.unwrap() > version);
+    assert_eq!(first.view_version(UserId::new()).await.unwrap(), -1);
 }
 
 /// Authentication answers from memory while nothing changed, and a key
