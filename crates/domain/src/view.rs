@@ -524,8 +524,8 @@ pub fn bills_page(
 
 /// Merges a page of stored rows (up to `limit + 1`, in list order) with
 /// projected entries (likewise) into one page: the first `limit` of both in
-/// list order, a stored row before a projected entry it ties with. Each
-/// entry is moved once, and those past the page not at all.
+/// list order. Each entry is moved once, and those past the page not at
+/// all.
 pub fn merge(
     stored: Vec<Transaction>,
     projected: Vec<Transaction>,
@@ -701,7 +701,6 @@ mod tests {
         ] {
             let mut expected = stored.clone();
             expected.extend(projected.iter().cloned());
-            // Stable: a stored row stays before a projected entry it ties with.
             expected.sort_by(list_order);
             let merged = merge(stored.clone(), projected.clone(), limit);
             let ids = |list: &[Transaction]| list.iter().map(|e| e.id).collect::<Vec<_>>();
