@@ -308,29 +308,46 @@ impl SqlStore {
             .unwrap_or_else(|| "[]".to_owned()))
     }
 
-    /// The user's `counter` now (-1 for no such user): from memory while
-    /// the change stamp says nothing was committed since it was read.
-    async fn user_version(&self, user: UserId, counter: UserVersion) -> StoreResult<i64> {
+    /// A value kept in `cache` under the change stamp: served from memory
+    /// while the stamp read before its query is unchanged (nothing
+    /// committed since, from any process), else `read` again. Only values
+    /// found are kept, so made-up ids cannot fill the cache; without a
+    /// stamp (PostgreSQL) every call reads.
+    async fn stamped<K, V>(
+        &self,
+        cache: &moka::future::Cache<K, (crate::change_stamp::Stamp, V)>,
+        key: K,
+        read: impl Future<Output = StoreResult<Option<V>>>,
+    ) -> StoreResult<Option<V>>
+    where
+        K: std::hash::Hash + Eq + Send + Sync + 'static,
+        V: Clone + Send + Sync + 'static,
+    {
         let stamp = self.changes.stamp();
         if let Some(stamp) = stamp
-            && let Some((seen, version)) = self.versions.get(&(user, counter)).await
+            && let Some((seen, value)) = cache.get(&key).await
             && seen == stamp
         {
-            return Ok(version);
+            return Ok(Some(value));
         }
+        let value = read.await?;
+        if let (Some(stamp), Some(value)) = (stamp, &value) {
+            cache.insert(key, (stamp, value.clone())).await;
+        }
+        Ok(value)
+    }
+
+    /// The user's `counter` now (-1 for no such user), [`Self::stamped`].
+    async fn user_version(&self, user: UserId, counter: UserVersion) -> StoreResult<i64> {
         let sql = match counter {
             UserVersion::View => "SELECT view_version FROM users WHERE id = $1",
             UserVersion::Sources => "SELECT sources_version FROM users WHERE id = $1",
             UserVersion::Categories => "SELECT categories_version FROM users WHERE id = $1",
         };
         let sql = Sql::with(sql, [Arg::Text(user.to_string())]);
-        let version = self.reads.int(sql).await?;
-        // Only users that exist are kept: made-up ids cannot fill the cache.
-        if let (Some(stamp), Some(version)) = (stamp, version) {
-            self.versions
-                .insert((user, counter), (stamp, version))
-                .await;
-        }
+        let version = self
+            .stamped(&self.versions, (user, counter), self.reads.int(sql))
+            .await?;
         Ok(version.unwrap_or(-1))
     }
 
@@ -433,15 +450,8 @@ impl Store for SqlStore {
     }
 
     async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<FoundKey>> {
-        let stamp = self.changes.stamp();
-        if let Some(stamp) = stamp
-            && let Some((seen, found)) = self.keys.get(&id).await
-            && seen == stamp
-        {
-            return Ok(Some(found));
-        }
-        // A short read: under writes every commit moves the stamp, so each
-        // request after one comes here.
+        // Under writes every commit moves the stamp, so each request after
+        // one reads the key again.
         let sql = Sql::with(
             format!(
                 "SELECT CAST({JSON_ARRAY}({JSON_ARRAY}({API_KEY_COLUMNS}), u.view_version) AS TEXT) \
@@ -449,17 +459,14 @@ impl Store for SqlStore {
             ),
             [Arg::Text(id.to_string())],
         );
-        let found = self
-            .reads
-            .text(sql)
-            .await?
-            .map(|text| decode_found_key(&text))
-            .transpose()?;
-        // Only keys that exist are kept: made-up ids cannot fill the cache.
-        if let (Some(stamp), Some(found)) = (stamp, &found) {
-            self.keys.insert(id, (stamp, found.clone())).await;
-        }
-        Ok(found)
+        let read = async {
+            self.reads
+                .text(sql)
+                .await?
+                .map(|text| decode_found_key(&text))
+                .transpose()
+        };
+        self.stamped(&self.keys, id, read).await
     }
 
     async fn view_version(&self, user: UserId) -> StoreResult<i64> {
