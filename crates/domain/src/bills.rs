@@ -387,13 +387,20 @@ impl CardBook {
 
     /// Outstanding of every unpaid bill whose cycle has started.
     pub fn open_bills_total(&self, today: Date) -> Money {
-        sum(self.started(today).iter().map(|b| b.outstanding))
+        open_total(&self.started(today))
     }
 
     /// The used limit: every unpaid bill whose cycle has started, plus
     /// every installment of the bills after the open one (less what was
     /// already paid against such a bill: paying ahead frees the limit).
     pub fn used_limit(&self, today: Date) -> Money {
+        self.used_limit_of(&self.started(today), today)
+    }
+
+    /// [`Self::used_limit`] from the bills [`Self::started`] gave for
+    /// `today`, for a caller that needs them for other figures too (the
+    /// bills of ten years of history are a few hundred).
+    pub fn used_limit_of(&self, started: &[Bill], today: Date) -> Money {
         let current = self.cycles.month_of(today);
         let later: i64 = self
             .installments
@@ -406,8 +413,14 @@ impl CardBook {
                 cents.saturating_sub(paid).max(0)
             })
             .fold(0_i64, i64::saturating_add);
-        Money::from_cents(self.open_bills_total(today).cents().saturating_add(later))
+        Money::from_cents(open_total(started).cents().saturating_add(later))
     }
+}
+
+/// Outstanding of `bills` ([`CardBook::started`]'s: every unpaid bill whose
+/// cycle has started).
+pub fn open_total(bills: &[Bill]) -> Money {
+    sum(bills.iter().map(|b| b.outstanding))
 }
 
 /// What a payment of a bill may pay, decided from the bill as it stands

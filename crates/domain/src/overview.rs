@@ -6,7 +6,7 @@
 use jiff::ToSpan;
 use jiff::civil::Date;
 
-use crate::bills::{CardBook, CardInfo, bill_handle, sum};
+use crate::bills::{Bill, CardBook, CardInfo, bill_handle, open_total, sum};
 use crate::transaction::{EntryId, Transaction, TxStatus, TxType};
 use crate::{AccountId, Money};
 
@@ -160,10 +160,17 @@ pub fn overview(
         .map(|a| a.balance));
     let cards: Vec<&(AccountId, &CardInfo, &CardBook)> =
         cards.iter().filter(|(id, ..)| counting(id)).collect();
-    let card_debt = sum(cards.iter().map(|(_, _, book)| book.used_limit(today)));
-    let open_bills_total = sum(cards
+    // Each card's started bills, worked out once for the three figures
+    // drawn from them (the debt, the open bills and the forecast's bills).
+    let started: Vec<Vec<Bill>> = cards
         .iter()
-        .map(|(_, _, book)| book.open_bills_total(today)));
+        .map(|(_, _, book)| book.started(today))
+        .collect();
+    let card_debt = sum(cards
+        .iter()
+        .zip(&started)
+        .map(|((_, _, book), bills)| book.used_limit_of(bills, today)));
+    let open_bills_total = sum(started.iter().map(|bills| open_total(bills)));
     let soon = today
         .checked_add(NEXT_BILLS_DAYS.days())
         .unwrap_or(Date::MAX);
@@ -238,13 +245,11 @@ pub fn overview(
     let installments = debits(ItemKind::Installment);
     let subscriptions = debits(ItemKind::Recurrence);
     let scheduled = debits(ItemKind::Plain);
-    let bills = sum(cards.iter().flat_map(|(_, _, book)| {
-        book.started(today)
-            .into_iter()
-            .filter(|b| b.cycle.due <= month_end)
-            .map(|b| b.outstanding)
-            .collect::<Vec<_>>()
-    }));
+    let bills = sum(started
+        .iter()
+        .flatten()
+        .filter(|b| b.cycle.due <= month_end)
+        .map(|b| b.outstanding));
     let committed = sum([bills, installments, subscriptions, scheduled].into_iter());
     let result = bank_balance
         .saturating_add(expected_in)
