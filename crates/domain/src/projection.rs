@@ -289,8 +289,7 @@ pub fn installment_amount(total: Money, count: u16, number: u16) -> Money {
 /// Installment `number` (from 1) is dated `number - 1` months after the
 /// first, keeping its day (clamped to short months).
 pub fn installment_date(first: Date, number: u16) -> Option<Date> {
-    let months = i64::from(number.checked_sub(1)?);
-    first.checked_add(Span::new().try_months(months).ok()?).ok()
+    add_months(first, i64::from(number.checked_sub(1)?))
 }
 
 pub const MIN_INSTALLMENTS: u16 = 2;
@@ -356,12 +355,19 @@ impl InstallmentPlan {
         installment_date(self.first_date, number)
     }
 
-    /// Installments dated in `[from, to]`, newest first.
+    /// Installments dated in `[from, to]`, newest first. Installment `k`
+    /// falls in the `k - 1`-th month after the first's and the dates rise
+    /// with `k`, so the walk starts at the one in `to`'s month and stops at
+    /// the first before `from`: a page's window costs the installments it
+    /// holds, not the plan's whole count (up to 420) for every plan.
     pub fn descending(&self, from: Date, to: Date) -> impl Iterator<Item = (u16, Date)> + '_ {
-        (1..=self.count)
+        let in_to_month = month_index(to) - month_index(self.first_date) + 1;
+        let top = u16::try_from(in_to_month.clamp(0, i64::from(self.count))).unwrap_or(0);
+        (1..=top)
             .rev()
             .filter_map(|k| self.date_of(k).map(|d| (k, d)))
-            .filter(move |(_, d)| *d >= from && *d <= to)
+            .skip_while(move |(_, d)| *d > to)
+            .take_while(move |(_, d)| *d >= from)
     }
 }
 

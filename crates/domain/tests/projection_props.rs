@@ -3,8 +3,11 @@
 //! from `Schedule::nth`, `nth` itself checked against an independent
 //! calendar computation, installment splitting and dating, and handles.
 
-use cofre_domain::projection::{Frequency, Handle, Schedule, installment_amount, installment_date};
-use cofre_domain::{AccountId, Money, PurchaseId, RuleId};
+use cofre_domain::projection::{
+    Frequency, Handle, InstallmentPlan, Schedule, Template, installment_amount, installment_date,
+};
+use cofre_domain::transaction::TxType;
+use cofre_domain::{AccountId, Money, PurchaseId, RuleId, UserId};
 use jiff::civil::Date;
 use proptest::prelude::*;
 use std::ops::RangeInclusive;
@@ -423,6 +426,44 @@ proptest! {
             }
             previous = Some(date);
         }
+    }
+
+    /// 6c. A plan's installments in a window, newest first, are exactly
+    /// those of its whole count dated in the window (the walk starts in
+    /// the window's last month and stops at its first day).
+    #[test]
+    fn plan_windows_hold_exactly_their_installments(
+        first in arb_date(1990..=2040),
+        count in 2u16..=420,
+        a in arb_date(1985..=2080),
+        b in arb_date(1985..=2080),
+    ) {
+        let plan = InstallmentPlan {
+            id: PurchaseId::new(),
+            user_id: UserId::new(),
+            account_id: AccountId::new(),
+            template: Template {
+                tx_type: TxType::Debit,
+                amount: Money::from_cents(100_000),
+                description: "Plan".into(),
+                notes: None,
+                category_id: None,
+                tag_ids: Vec::new(),
+            },
+            count,
+            first_date: first,
+            hidden: false,
+            created_at: jiff::Timestamp::UNIX_EPOCH,
+        };
+        let (from, to) = (a.min(b), a.max(b));
+        let walked: Vec<(u16, Date)> = plan.descending(from, to).collect();
+        let every: Vec<(u16, Date)> = (1..=count)
+            .rev()
+            .filter_map(|k| installment_date(first, k).map(|d| (k, d)))
+            .filter(|(_, d)| *d >= from && *d <= to)
+            .collect();
+        prop_assert_eq!(&walked, &every, "{} x{} in {}..{}", first, count, from, to);
+        prop_assert!(plan.descending(to, from).next().is_none() || from == to);
     }
 
     /// 7. Handles round-trip through their text form.
