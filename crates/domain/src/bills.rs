@@ -385,11 +385,6 @@ impl CardBook {
             .collect()
     }
 
-    /// Outstanding of every unpaid bill whose cycle has started.
-    pub fn open_bills_total(&self, today: Date) -> Money {
-        open_total(&self.started(today))
-    }
-
     /// The used limit: every unpaid bill whose cycle has started, plus
     /// every installment of the bills after the open one (less what was
     /// already paid against such a bill: paying ahead frees the limit).
@@ -607,7 +602,7 @@ mod tests {
         let today = date(2026, 11, 22);
         let b = book();
         // Unpaid: November 180.00 (overdue) + December 70.00 (open).
-        assert_eq!(b.open_bills_total(today), Money::from_cents(25_000));
+        assert_eq!(open_total(&b.started(today)), Money::from_cents(25_000));
         assert_eq!(b.used_limit(today), Money::from_cents(28_000));
         let months: Vec<BillMonth> = b.started(today).iter().map(|x| x.cycle.month).collect();
         assert_eq!(months, [m(2026, 10), m(2026, 11), m(2026, 12)]);
