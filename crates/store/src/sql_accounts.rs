@@ -59,7 +59,6 @@ impl SqlStore {
                         id: row_id,
                         user,
                         account: account.id,
-                        currency: &account.state.currency,
                         state: &opening,
                         link: SeriesLink::None,
                         source: Source::Api,

@@ -43,7 +43,6 @@ async fn insert_plain_row(
             id,
             user,
             account: account.id,
-            currency: &account.state.currency,
             state,
             link: SeriesLink::None,
             source: Source::Api,

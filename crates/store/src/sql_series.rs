@@ -416,7 +416,6 @@ async fn apply_write(
                 id: row.id,
                 user,
                 account: account.id,
-                currency: &account.state.currency,
                 state: &row.state,
                 link: row.link,
                 source: Source::Api,

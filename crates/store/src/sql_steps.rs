@@ -222,13 +222,11 @@ fn insert_tags_query(id: TransactionId, tags: &[TagId]) -> Option<Sql> {
     Some(query)
 }
 
-/// A stored row as the store writes it.
+/// A stored row as the store writes it, in the currency of its account.
 struct RowInsert<'a> {
     id: TransactionId,
     user: UserId,
     account: AccountId,
-    /// The account's currency, which the row takes.
-    currency: &'a str,
     state: &'a TransactionState,
     link: SeriesLink,
     source: Source,
@@ -240,13 +238,27 @@ async fn insert_transaction(
     conn: &mut <Db as sqlx::Database>::Connection,
     row: RowInsert<'_>,
 ) -> StoreResult<()> {
-    insert_query(&row).query()?.execute(&mut *conn).await?;
+    let inserted = insert_query(&row).query()?.execute(&mut *conn).await?;
+    inserted_into_account(inserted.rows_affected())?;
     // A new row has no tags to replace: the foreign key allows none
     // without their row, and a deleted row's went with it.
     insert_tags(conn, row.id, &row.state.tag_ids).await
 }
 
-/// [`insert_transaction`]'s statement for the row itself.
+/// Whether [`insert_query`] stored its row (`inserted` rows): none when
+/// the account is not the user's.
+fn inserted_into_account(inserted: u64) -> StoreResult<()> {
+    if inserted == 0 {
+        Err(no_such_account())
+    } else {
+        Ok(())
+    }
+}
+
+/// [`insert_transaction`]'s statement for the row itself. The row takes
+/// its account's currency, read by the statement that stores it, which
+/// stores nothing when the account is not the user's: a write learns
+/// both without a statement (on PostgreSQL, a round trip) of its own.
 fn insert_query(row: &RowInsert<'_>) -> Sql {
     let state = row.state;
     let (recurrence, period, purchase, number) = match row.link {
@@ -275,8 +287,8 @@ fn insert_query(row: &RowInsert<'_>) -> Sql {
          currency, description, notes, category_id, created_by_user, source, hide_from_results, \
          search_text, fingerprint, created_at, updated_at, recurrence_id, recurrence_period_date, \
          installment_purchase_id, installment_number) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, \
-         $18, $19, $20, $21)",
+         SELECT $1, $2, $3, $4, $5, $6, $7, a.currency, $8, $9, $10, $11, $12, $13, $14, $15, \
+         $16, $16, $17, $18, $19, $20 FROM accounts a WHERE a.id = $3 AND a.user_id = $2",
         [
             row.id.to_string().into(),
             row.user.to_string().into(),
@@ -285,7 +297,6 @@ fn insert_query(row: &RowInsert<'_>) -> Sql {
             state.tx_type.as_str().into(),
             state.status.as_str().into(),
             state.amount.cents().into(),
-            row.currency.into(),
             state.description.as_str().into(),
             state.notes.clone().into(),
             opt_string(state.category_id).into(),

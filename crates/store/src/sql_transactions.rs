@@ -32,16 +32,13 @@ impl SqlStore {
                 deduped: true,
             });
         }
-        let currency: String = account_currency_query(user, new.account_id)
-            .query_scalar()?
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or_else(no_such_account)?;
         check_references(&mut tx, user, new.state.category_id, &new.state.tag_ids).await?;
+        // The row first: storing it finds the account (none of the user's,
+        // nothing stored), before the plan names that account.
+        insert_transaction(&mut tx, new_row(user, new, now)).await?;
         if let Some(plan) = plan {
             put_plan(&mut tx, plan, now).await?;
         }
-        insert_transaction(&mut tx, new_row(user, new, &currency, now)).await?;
         let value = fetch_transaction(&mut tx, user, new.id)
             .await?
             .ok_or(StoreError::NotFound)?;
@@ -90,7 +87,6 @@ impl SqlStore {
                     id: row.id,
                     user,
                     account: account.id,
-                    currency: &account.state.currency,
                     state: &row.state,
                     link: row.link,
                     source: Source::Api,
@@ -236,30 +232,16 @@ fn same_request(
     }
 }
 
-/// The currency of the user's account `id` (no row: not theirs).
-fn account_currency_query(user: UserId, id: AccountId) -> Sql {
-    Sql::with(
-        "SELECT currency FROM accounts WHERE id = $1 AND user_id = $2",
-        [id.to_string().into(), user.to_string().into()],
-    )
-}
-
 fn no_such_account() -> StoreError {
     DomainError::field("account_id", "no such account").into()
 }
 
-/// The row a creation stores, in an account of `currency`.
-fn new_row<'a>(
-    user: UserId,
-    new: &'a NewTransaction,
-    currency: &'a str,
-    now: Timestamp,
-) -> RowInsert<'a> {
+/// The row a creation stores.
+fn new_row(user: UserId, new: &NewTransaction, now: Timestamp) -> RowInsert<'_> {
     RowInsert {
         id: new.id,
         user,
         account: new.account_id,
-        currency,
         state: &new.state,
         link: new.link,
         source: Source::Api,

@@ -282,6 +282,54 @@ async fn currency_comes_from_the_account(backend: Backend) {
     assert_eq!(tx["currency"], "BRL");
 }
 
+/// A row or a purchase in installments posted into another user's
+/// account is refused as a missing account is, and leaves nothing behind:
+/// no row, no plan, nothing changed on their side.
+async fn creation_in_another_users_account_stores_nothing(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let (_, theirs) = app.new_user().await;
+    let their_account = app
+        .call(
+            Method::POST,
+            "/v1/accounts",
+            Some(&theirs),
+            Some(json!({"type": "BANK", "title": "Dela", "initial_balance": 500})),
+        )
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let their_view = || async {
+        let accounts = app
+            .call(Method::GET, "/v1/accounts", Some(&theirs), None)
+            .await;
+        let ledger = app
+            .call(
+                Method::GET,
+                &format!("/v1/transactions?view=ledger&{WINDOW}&limit=100"),
+                Some(&theirs),
+                None,
+            )
+            .await;
+        (accounts.text, ledger.text)
+    };
+    let before = their_view().await;
+    let plain = json!({"account_id": their_account, "type": "DEBIT", "amount": 10,
+        "description": "Padaria", "date": "2026-11-20"});
+    let plan = with(&plain, json!({"installments": {"count": 3}}));
+    for body in [plain, plan] {
+        let response = app.post("/v1/transactions", body.clone()).await;
+        assert_eq!(response.status, 400, "{body}: {}", response.body);
+        response.invalid(&["account_id"]);
+    }
+    let mine = app
+        .get(&format!("/v1/transactions?view=ledger&{WINDOW}&limit=100"))
+        .await;
+    assert_eq!(mine.ok(200)["data"], json!([]));
+    assert_eq!(their_view().await, before);
+}
+
 async fn replay_with_the_same_id_is_deduplicated(backend: Backend) {
     let app = TestApp::start(backend).await;
     let account = app.bank("Conta").await;
@@ -843,6 +891,7 @@ on_both_backends!(
     status_defaults_by_date_and_can_be_chosen,
     create_with_notes_category_and_tags,
     currency_comes_from_the_account,
+    creation_in_another_users_account_stores_nothing,
     replay_with_the_same_id_is_deduplicated,
     concurrent_replays_store_one_row,
     same_id_with_another_payload_conflicts,

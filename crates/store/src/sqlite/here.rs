@@ -30,12 +30,6 @@ pub(super) fn create_row(
             deduped: true,
         });
     }
-    let currency: String = run(
-        conn,
-        &account_currency_query(user, new.account_id),
-        first_column,
-    )?
-    .ok_or_else(no_such_account)?;
     if let Some(query) = category_query(user, new.state.category_id) {
         category_found(run(conn, &query, first_column::<String>)?.is_some())?;
     }
@@ -45,7 +39,8 @@ pub(super) fn create_row(
         })?;
         tags_found(&new.state.tag_ids, &found)?;
     }
-    execute(conn, &insert_query(&new_row(user, new, &currency, now)))?;
+    execute(conn, &insert_query(&new_row(user, new, now)))?;
+    inserted_into_account(conn.changes())?;
     if let Some(query) = insert_tags_query(new.id, &new.state.tag_ids) {
         execute(conn, &query)?;
     }
