@@ -33,11 +33,13 @@ use cofre_domain::{
 mod card_money;
 mod change_stamp;
 mod db_errors;
+mod deadline;
 mod group_commit;
 mod sql_text;
 mod sync_reads;
 
 pub use card_money::CardMoney;
+pub use deadline::serve_until;
 mod postgres;
 mod sqlite;
 

@@ -157,8 +157,12 @@ fn category_found(found: bool) -> StoreResult<()> {
     if found {
         Ok(())
     } else {
-        Err(DomainError::field("category_id", "no such category").into())
+        Err(no_such_category())
     }
+}
+
+fn no_such_category() -> StoreError {
+    DomainError::field("category_id", "no such category").into()
 }
 
 /// The ids of `tags` that are the user's (none to check without tags).
@@ -178,11 +182,13 @@ fn tags_query(user: UserId, tags: &[TagId]) -> Option<Sql> {
 /// Fails naming the first of `tags` not `found`.
 fn tags_found(tags: &[TagId], found: &[String]) -> StoreResult<()> {
     match tags.iter().find(|t| !found.contains(&t.to_string())) {
-        Some(missing) => {
-            Err(DomainError::field("tag_ids", format!("no such tag: {missing}")).into())
-        }
+        Some(missing) => Err(no_such_tag(missing)),
         None => Ok(()),
     }
+}
+
+fn no_such_tag(id: impl std::fmt::Display) -> StoreError {
+    DomainError::field("tag_ids", format!("no such tag: {id}")).into()
 }
 
 async fn replace_tags(
@@ -260,6 +266,20 @@ fn inserted_into_account(inserted: u64) -> StoreResult<()> {
 /// stores nothing when the account is not the user's: a write learns
 /// both without a statement (on PostgreSQL, a round trip) of its own.
 fn insert_query(row: &RowInsert<'_>) -> Sql {
+    Sql::with(
+        "INSERT INTO transactions (id, user_id, account_id, date, type, status, amount_cents, \
+         currency, description, notes, category_id, created_by_user, source, hide_from_results, \
+         search_text, fingerprint, created_at, updated_at, recurrence_id, recurrence_period_date, \
+         installment_purchase_id, installment_number) \
+         SELECT $1, $2, $3, $4, $5, $6, $7, a.currency, $8, $9, $10, $11, $12, $13, $14, $15, \
+         $16, $16, $17, $18, $19, $20 FROM accounts a WHERE a.id = $3 AND a.user_id = $2",
+        insert_args(row),
+    )
+}
+
+/// The values [`insert_query`] stores, in the order of its placeholders
+/// (PostgreSQL's one-call creation takes them in the same order).
+fn insert_args(row: &RowInsert<'_>) -> [Arg; 20] {
     let state = row.state;
     let (recurrence, period, purchase, number) = match row.link {
         SeriesLink::Recurrence {
@@ -282,36 +302,28 @@ fn insert_query(row: &RowInsert<'_>) -> Sql {
         ),
         SeriesLink::None => (None, None, None, None),
     };
-    Sql::with(
-        "INSERT INTO transactions (id, user_id, account_id, date, type, status, amount_cents, \
-         currency, description, notes, category_id, created_by_user, source, hide_from_results, \
-         search_text, fingerprint, created_at, updated_at, recurrence_id, recurrence_period_date, \
-         installment_purchase_id, installment_number) \
-         SELECT $1, $2, $3, $4, $5, $6, $7, a.currency, $8, $9, $10, $11, $12, $13, $14, $15, \
-         $16, $16, $17, $18, $19, $20 FROM accounts a WHERE a.id = $3 AND a.user_id = $2",
-        [
-            row.id.to_string().into(),
-            row.user.to_string().into(),
-            row.account.to_string().into(),
-            format_date(state.date).into(),
-            state.tx_type.as_str().into(),
-            state.status.as_str().into(),
-            state.amount.cents().into(),
-            state.description.as_str().into(),
-            state.notes.clone().into(),
-            opt_string(state.category_id).into(),
-            true.into(),
-            row.source.as_str().into(),
-            state.hide_from_results.into(),
-            search_text(&state.description, state.notes.as_deref(), None).into(),
-            row.fingerprint.map(str::to_owned).into(),
-            format_timestamp(row.now).into(),
-            recurrence.into(),
-            period.into(),
-            purchase.into(),
-            number.into(),
-        ],
-    )
+    [
+        row.id.to_string().into(),
+        row.user.to_string().into(),
+        row.account.to_string().into(),
+        format_date(state.date).into(),
+        state.tx_type.as_str().into(),
+        state.status.as_str().into(),
+        state.amount.cents().into(),
+        state.description.as_str().into(),
+        state.notes.clone().into(),
+        opt_string(state.category_id).into(),
+        true.into(),
+        row.source.as_str().into(),
+        state.hide_from_results.into(),
+        search_text(&state.description, state.notes.as_deref(), None).into(),
+        row.fingerprint.map(str::to_owned).into(),
+        format_timestamp(row.now).into(),
+        recurrence.into(),
+        period.into(),
+        purchase.into(),
+        number.into(),
+    ]
 }
 
 /// Ties a stored row to the bill payment it is a leg of.

@@ -285,6 +285,67 @@ async fn currency_comes_from_the_account(backend: Backend) {
 /// A row or a purchase in installments posted into another user's
 /// account is refused as a missing account is, and leaves nothing behind:
 /// no row, no plan, nothing changed on their side.
+/// A creation refused for what it names (a missing tag, category or
+/// account, an id another request took) says what, and stores nothing:
+/// on PostgreSQL one statement does the whole creation, and its refusal
+/// must undo all of it.
+async fn refused_creations_name_what_is_missing_and_store_nothing(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let account = app.bank("Conta").await;
+    let label = tag(&app, "Mercado", "#123456").await;
+    let taken = app
+        .tx(
+            json!({"account_id": account, "type": "DEBIT", "amount": 5, "description": "Pão",
+                   "date": "2026-11-20", "id": new_uuid()}),
+        )
+        .await;
+    let base = json!({"account_id": account, "type": "DEBIT", "amount": 7, "date": "2026-11-20",
+                      "description": "Feira", "tag_ids": [label["id"]]});
+    let refused = [
+        (
+            json!({"tag_ids": [label["id"], ZERO_ID]}),
+            "tag_ids",
+            format!("no such tag: {ZERO_ID}"),
+        ),
+        (
+            json!({"category_id": ZERO_ID}),
+            "category_id",
+            "no such category".to_owned(),
+        ),
+        (
+            json!({"account_id": ZERO_ID}),
+            "account_id",
+            "no such account".to_owned(),
+        ),
+    ];
+    for (changes, field, message) in refused {
+        let response = app.post("/v1/transactions", with(&base, changes)).await;
+        response.invalid(&[field]);
+        assert_eq!(
+            response.body["errors"][0]["message"],
+            message.as_str(),
+            "{}",
+            response.body
+        );
+    }
+    app.post("/v1/transactions", with(&base, json!({"id": taken["id"]})))
+        .await
+        .problem(409, "id_conflict");
+    assert_eq!(listed_ids(&app).await, vec![id_of(&taken)]);
+    assert_eq!(balance(&app, &account).await, -5.0);
+    let tagged = app
+        .get(&format!(
+            "/v1/transactions?{WINDOW}&tag_id={}",
+            label["id"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(tagged.ok(200)["data"], json!([]));
+    // The same body, nothing missing, is stored whole.
+    let made = app.tx(base.clone()).await;
+    assert_eq!(made["tags"], json!([short_tag(&label)]));
+    assert_eq!(read(&app, &id_of(&made)).await, made);
+}
+
 async fn creation_in_another_users_account_stores_nothing(backend: Backend) {
     let app = TestApp::start(backend).await;
     let (_, theirs) = app.new_user().await;
@@ -892,6 +953,7 @@ on_both_backends!(
     create_with_notes_category_and_tags,
     currency_comes_from_the_account,
     creation_in_another_users_account_stores_nothing,
+    refused_creations_name_what_is_missing_and_store_nothing,
     replay_with_the_same_id_is_deduplicated,
     concurrent_replays_store_one_row,
     same_id_with_another_payload_conflicts,
