@@ -224,8 +224,9 @@ async fn measured_within_deadline(deadline: Duration, req: Request, next: Next) 
 /// Cuts a request off at `deadline`: dropping the handler's future rolls
 /// back a write transaction it holds open, and frees its connection, so no
 /// request can hold the server (a statement that commits on its own is
-/// told the deadline: [`cofre_store::serve_until`]). Work that never yields cannot be cut off
-/// this way; that is why every loop over dates is bounded by construction.
+/// told the deadline: [`cofre_store::serve_until`]). Work that never
+/// yields cannot be cut off this way; that is why every loop over dates
+/// is bounded by construction.
 async fn within_deadline(
     deadline: Duration,
     handler: impl std::future::Future<Output = Response>,
