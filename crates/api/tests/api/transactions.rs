@@ -282,9 +282,6 @@ async fn currency_comes_from_the_account(backend: Backend) {
     assert_eq!(tx["currency"], "BRL");
 }
 
-/// A row or a purchase in installments posted into another user's
-/// account is refused as a missing account is, and leaves nothing behind:
-/// no row, no plan, nothing changed on their side.
 /// A creation refused for what it names (a missing tag, category or
 /// account, an id another request took) says what, and stores nothing:
 /// on PostgreSQL one statement does the whole creation, and its refusal
@@ -346,6 +343,9 @@ async fn refused_creations_name_what_is_missing_and_store_nothing(backend: Backe
     assert_eq!(read(&app, &id_of(&made)).await, made);
 }
 
+/// A row or a purchase in installments posted into another user's
+/// account is refused as a missing account is, and leaves nothing behind:
+/// no row, no plan, nothing changed on their side.
 async fn creation_in_another_users_account_stores_nothing(backend: Backend) {
     let app = TestApp::start(backend).await;
     let (_, theirs) = app.new_user().await;
