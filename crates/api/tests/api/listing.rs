@@ -367,7 +367,64 @@ async fn older_projections_follow_a_full_page_of_stored_rows(backend: Backend) {
     );
 }
 
+/// A list page reads its rows many at a time, on its own path (on SQLite
+/// column by column on the calling thread, on PostgreSQL as one JSON
+/// value); each row must still read as reading it by id gives it,
+/// whatever it holds (tags in title order, a category, notes with quotes
+/// and control characters, a card purchase in installments, a transfer's
+/// legs (hidden rows), pending and credit rows), in both views.
+async fn listed_rows_read_as_they_do_by_id(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let (bank, card) = app.bank_and_card().await;
+    let other = app.bank("Poupança \"extra\"").await;
+    let zebra = app.tag("Zebra \"z\"", "#000000").await;
+    let apple = app.tag("apple\tpie", "#ffffff").await;
+    let food = app.category("Comida").await;
+    let bodies = [
+        json!({"account_id": bank, "type": "DEBIT", "amount": 12.34, "date": "2026-11-20",
+               "description": "Feira \"livre\"\n\u{1} ✓", "notes": "nota\\com\tbarra",
+               "category_id": food, "tag_ids": [zebra, apple]}),
+        json!({"account_id": bank, "type": "CREDIT", "amount": 1000, "date": "2026-11-20",
+               "description": "Salário", "status": "PENDING"}),
+        json!({"account_id": card, "type": "DEBIT", "amount": 300.01, "date": "2026-11-18",
+               "description": "Geladeira", "installments": {"count": 3}}),
+    ];
+    for body in bodies {
+        let response = app.post("/v1/transactions", body).await;
+        assert_eq!(response.status, 201, "{}", response.body);
+    }
+    let transfer = app
+        .post(
+            "/v1/transfers",
+            json!({"from_account_id": bank, "to_account_id": other, "amount": 250.1,
+                   "date": "2026-11-19", "description": "Guardar"}),
+        )
+        .await;
+    assert_eq!(transfer.status, 201, "{}", transfer.body);
+    let mut seen = 0;
+    for query in [
+        "view=ledger&from=2026-11-01&to=2027-03-31",
+        "view=cashflow&from=2026-11-01&to=2027-03-31",
+        "view=ledger&from=2026-11-01&to=2027-03-31&hidden=true",
+    ] {
+        for item in app.all_pages(query, 2).await {
+            if item["projected"] == json!(true) {
+                continue;
+            }
+            let id = item["id"].as_str().expect("id");
+            let read = app.get(&format!("/v1/transactions/{id}")).await;
+            assert_eq!(item, read.ok(200)["transaction"], "{query}: {id}");
+            seen += 1;
+        }
+    }
+    // Ledger: the three rows (the card purchase's first installment among
+    // them); cashflow: less the card's; hidden: the transfer's two legs
+    // and the account's opening balance.
+    assert_eq!(seen, 3 + 2 + 3);
+}
+
 on_both_backends!(
+    listed_rows_read_as_they_do_by_id,
     older_projections_follow_a_full_page_of_stored_rows,
     pages_cover_every_row_once_in_order,
     pages_hold_when_rows_change_between_requests,

@@ -246,9 +246,18 @@ pub(crate) async fn new_tx(app: &TestApp, account: &str, description: &str) -> S
         .to_owned()
 }
 
+/// The row's receipt URL, as reading it by id gives it; the list (which
+/// reads rows on its own path) must give the same row.
 async fn receipt_url_of(app: &TestApp, id: &str) -> Value {
     let response = app.get(&format!("/v1/transactions/{id}")).await;
-    response.ok(200)["transaction"]["receipt_url"].clone()
+    let read = response.ok(200)["transaction"].clone();
+    let day = read["date"].as_str().expect("date");
+    let listed = app
+        .all_pages(&format!("view=ledger&from={day}&to={day}"), 100)
+        .await;
+    let item = listed.iter().find(|row| row["id"] == id).expect("listed");
+    assert_eq!(item, &read, "the list shows the row as reading it does");
+    read["receipt_url"].clone()
 }
 
 async fn uploads_every_type_and_serves_it_publicly(at: At) {
