@@ -3,6 +3,8 @@
 
 use sqlx::postgres::PgPoolOptions;
 
+mod creations;
+
 type Db = sqlx::Postgres;
 const BEGIN_WRITE: &str = "BEGIN";
 /// JSON aggregate and row constructor: a query's rows as one value.
@@ -43,15 +45,22 @@ const ANSWER_MARGIN: std::time::Duration = std::time::Duration::from_millis(100)
 type WriteTx = sqlx::Transaction<'static, Db>;
 
 #[derive(Clone)]
-struct Writes(sqlx::Pool<Db>);
+struct Writes {
+    pool: sqlx::Pool<Db>,
+    /// Single-row creations, stored together when they arrive together.
+    creations: Arc<creations::Creations>,
+}
 
 impl Writes {
     fn new(pool: &sqlx::Pool<Db>) -> Self {
-        Self(pool.clone())
+        Self {
+            pool: pool.clone(),
+            creations: creations::Creations::new(pool),
+        }
     }
 
     async fn begin(&self) -> Result<WriteTx, crate::StoreError> {
-        Ok(self.0.begin_with(BEGIN_WRITE).await?)
+        Ok(self.pool.begin_with(BEGIN_WRITE).await?)
     }
 }
 
@@ -91,59 +100,70 @@ impl Reads {
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
-/// The call of `cofre_create_row` for `new`: the row it gives, with the
-/// columns and in the form every read of rows has ([`entries_page`]'s page
-/// of one), and whether it was a replay.
-fn create_row_query(user: UserId, new: &NewTransaction, now: Timestamp) -> StoreResult<Sql> {
+/// The arguments of `cofre_create_row` (migration 0019) for `new`, but the
+/// last (the time its request has left): the general path's INSERT values
+/// (`insert_args`), the tag ids as a JSON array, and whether the client
+/// chose the id.
+fn create_args(user: UserId, new: &NewTransaction, now: Timestamp) -> StoreResult<Vec<Arg>> {
+    let tags: Vec<String> = new.state.tag_ids.iter().map(ToString::to_string).collect();
+    let tags =
+        serde_json::to_string(&tags).map_err(|e| StoreError::Corrupt(format!("tag ids: {e}")))?;
+    let mut args = Vec::from(insert_args(&new_row(user, new, now)));
+    args.push(tags.into());
+    args.push(new.client_chosen_id.into());
+    Ok(args)
+}
+
+/// The call of `cofre_create_row` with `args` ([`create_args`]) and
+/// `budget_ms`, the time it may take (none: as long as it takes): the row
+/// it gives, with the columns and in the form every read of rows has
+/// ([`entries_page`]'s page of one), and whether it was a replay.
+fn create_row_query(args: Vec<Arg>, budget_ms: Option<i64>) -> Sql {
     static BEFORE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         format!(
             "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES}, p.tags)), '[]') AS TEXT), \
              COALESCE(bool_or(p.deduped), FALSE) FROM ("
         )
     });
-    let tags: Vec<String> = new.state.tag_ids.iter().map(ToString::to_string).collect();
-    let tags =
-        serde_json::to_string(&tags).map_err(|e| StoreError::Corrupt(format!("tag ids: {e}")))?;
     let mut call = Sql::new(format!(
         "SELECT {TX_COLUMNS}, c.tags, c.deduped FROM cofre_create_row("
     ));
-    // Told the time its request has left, short of a margin for the
-    // answer's way back: past it the call keeps nothing.
-    let budget = crate::deadline::time_left().map(|left| {
-        i64::try_from(left.saturating_sub(ANSWER_MARGIN).as_millis()).unwrap_or(i64::MAX)
-    });
-    call.push_binds(insert_args(&new_row(user, new, now)))
-        .push(", ")
-        .push_bind(tags)
-        .push(", ")
-        .push_bind(new.client_chosen_id)
-        .push(", ")
-        .push_bind(budget)
-        .push(
-            ") c CROSS JOIN LATERAL (SELECT (c.made).*) t \
+    call.push_binds(args).push(", ").push_bind(budget_ms).push(
+        ") c CROSS JOIN LATERAL (SELECT (c.made).*) t \
              LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id",
-        );
-    Ok(call.within(&BEFORE, ") p"))
+    );
+    call.within(&BEFORE, ") p")
 }
 
-/// What a refusal of `cofre_create_row` (its SQLSTATEs, migration 0019)
-/// means; any other error as it is.
+/// What a refusal of `cofre_create_row` (its SQLSTATE `code` and
+/// `message`, migration 0019) means; `None` for any other code.
+fn refusal(code: &str, message: &str) -> Option<StoreError> {
+    Some(match code {
+        "CF001" => StoreError::IdConflict,
+        "CF002" => no_such_category(),
+        "CF003" => no_such_tag(message),
+        "CF004" => no_such_account(),
+        "CF005" => out_of_time(),
+        _ => return None,
+    })
+}
+
+/// A creation given up because its request's time ran out.
+fn out_of_time() -> StoreError {
+    StoreError::Unavailable(
+        "the request's time ran out before its creation could be stored; nothing was kept"
+            .to_owned(),
+    )
+}
+
+/// A failed creation call's error: its refusal when it raised one, else
+/// as it is.
 fn create_refusal(err: sqlx::Error) -> StoreError {
-    let (code, message) = match &err {
-        sqlx::Error::Database(db) => (db.code().map(|code| code.into_owned()), db.message()),
-        _ => (None, ""),
+    let refused = match &err {
+        sqlx::Error::Database(db) => db.code().and_then(|code| refusal(&code, db.message())),
+        _ => None,
     };
-    match code.as_deref() {
-        Some("CF001") => StoreError::IdConflict,
-        Some("CF002") => no_such_category(),
-        Some("CF003") => no_such_tag(message),
-        Some("CF004") => no_such_account(),
-        Some("CF005") => StoreError::Unavailable(
-            "the request's time ran out before its creation could be stored; nothing was kept"
-                .to_owned(),
-        ),
-        _ => err.into(),
-    }
+    refused.unwrap_or_else(|| err.into())
 }
 
 impl SqlStore {
@@ -179,30 +199,16 @@ impl SqlStore {
     /// path's steps (the version bump, the replay and reference checks, the
     /// INSERT and its tags) in the server, as one statement and so one
     /// transaction, instead of five round trips or more that hold the
-    /// user's row lock in between. Its refusals roll the whole call back.
+    /// user's row lock in between. Its refusals roll the creation back.
+    /// Creations arriving together share one call (migration 0020,
+    /// [`creations`]).
     async fn create_row_here(
         &self,
         user: UserId,
         new: &NewTransaction,
         now: Timestamp,
     ) -> Option<StoreResult<Created<Transaction>>> {
-        Some(self.create_row_in_one_call(user, new, now).await)
-    }
-
-    async fn create_row_in_one_call(
-        &self,
-        user: UserId,
-        new: &NewTransaction,
-        now: Timestamp,
-    ) -> StoreResult<Created<Transaction>> {
-        let row = create_row_query(user, new, now)?
-            .query()?
-            .fetch_one(&self.writes.0)
-            .await
-            .map_err(create_refusal)?;
-        let (page, deduped): (String, bool) = (row.try_get(0)?, row.try_get(1)?);
-        let value = decode_entries(&page)?.pop().ok_or(StoreError::NotFound)?;
-        Ok(Created { value, deduped })
+        Some(self.writes.creations.create(user, new, now).await)
     }
 
     /// A server-side copy is `pg_dump`'s work, not this process's.

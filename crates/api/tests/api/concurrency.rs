@@ -174,6 +174,194 @@ async fn one_client_id_created_at_once_is_one_row(backend: Backend) {
     balances_equal_their_rows(&app).await;
 }
 
+/// What one creation of [`creations_at_once_are_each_answered_as_alone`]
+/// sends, with whose key, and the answer it expects: a status, and the
+/// problem code or the field a 400 names.
+struct Sent {
+    key: String,
+    body: Value,
+    status: u16,
+    names: &'static str,
+}
+
+/// Single-row creations sent at once, for two users, with refusals of
+/// every kind among them (on PostgreSQL those arriving together are stored
+/// in one call): each is answered as it would be alone, the refused keep
+/// nothing, the rest are kept whole, and a total one of them would take out
+/// of range refuses that one alone.
+async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
+    let app = Arc::new(TestApp::start(backend).await);
+    let mine = app.bank("Conta").await;
+    let full = app.bank("Cheia").await;
+    let most = "99999999999.99";
+    let at_most = |account: &str| {
+        json!({"account_id": account, "type": "CREDIT", "description": "Prêmio",
+            "amount": serde_json::from_str::<Value>(most).unwrap(), "date": "2026-11-20"})
+    };
+    // 100 rows of the largest amount fill the day's total to its bound.
+    for _ in 0..100 {
+        app.tx(at_most(&full)).await;
+    }
+    let label = app.tag("Mercado", "#123456").await;
+    let (_, theirs) = app.new_user().await;
+    let their_account = app
+        .call(
+            Method::POST,
+            "/v1/accounts",
+            Some(&theirs),
+            Some(json!({"type": "BANK", "title": "Dela"})),
+        )
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let taken = "5d1c8f8e-2b7a-4c1e-8f3d-9a6b4c2e1f00";
+    app.call(
+        Method::POST,
+        "/v1/transactions",
+        Some(&theirs),
+        Some(
+            json!({"id": taken, "account_id": their_account, "type": "DEBIT", "amount": 1,
+            "description": "Dela", "date": "2026-11-20"}),
+        ),
+    )
+    .await
+    .ok(201);
+    let row = |account: &str, cents: i64| {
+        json!({"account_id": account, "type": "DEBIT", "date": "2026-11-20",
+            "amount": serde_json::from_str::<Value>(&format!("{}.{:02}", cents / 100, cents % 100)).unwrap(),
+            "description": format!("Compra {cents}")})
+    };
+    let with = |mut body: Value, changes: Value| {
+        for (field, value) in changes.as_object().unwrap() {
+            body[field] = value.clone();
+        }
+        body
+    };
+    let sent = |key: &str, body: Value, status: u16, names: &'static str| Sent {
+        key: key.to_owned(),
+        body,
+        status,
+        names,
+    };
+    let zero = "00000000-0000-0000-0000-000000000000";
+    let twice = "7e2a4c1b-3f5d-4e6a-9b8c-1d2e3f4a5b6c";
+    let mut all = Vec::new();
+    for cents in 101..=112 {
+        all.push(sent(
+            &app.key,
+            with(row(&mine, cents), json!({"tag_ids": [label]})),
+            201,
+            "",
+        ));
+    }
+    for cents in 201..=206 {
+        all.push(sent(&theirs, row(&their_account, cents), 201, ""));
+    }
+    all.extend([
+        sent(
+            &app.key,
+            with(row(&mine, 1), json!({"tag_ids": [label, zero]})),
+            400,
+            "tag_ids",
+        ),
+        sent(
+            &app.key,
+            with(row(&mine, 2), json!({"category_id": zero})),
+            400,
+            "category_id",
+        ),
+        sent(&app.key, row(&their_account, 3), 400, "account_id"),
+        sent(
+            &app.key,
+            with(row(&mine, 4), json!({"id": taken})),
+            409,
+            "id_conflict",
+        ),
+        sent(&app.key, at_most(&full), 400, "amount"),
+        sent(
+            &app.key,
+            with(row(&mine, 500), json!({"id": twice})),
+            201,
+            "",
+        ),
+        sent(
+            &app.key,
+            with(row(&mine, 500), json!({"id": twice})),
+            200,
+            "",
+        ),
+    ]);
+    let tasks: Vec<_> = all
+        .iter()
+        .map(|sent| {
+            let (app, key, body) = (app.clone(), sent.key.clone(), sent.body.clone());
+            tokio::spawn(async move {
+                app.call(Method::POST, "/v1/transactions", Some(&key), Some(body))
+                    .await
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for task in tasks {
+        answers.push(task.await.expect("creation"));
+    }
+    // The two sends of one id: either may be the one stored.
+    let (first, second) = (answers.len() - 2, answers.len() - 1);
+    if answers[first].status == 200 {
+        answers.swap(first, second);
+    }
+    for (sent, answer) in all.iter().zip(&answers) {
+        match (sent.status, sent.names) {
+            (400, field) => {
+                answer.invalid(&[field]);
+            }
+            (409, code) => {
+                answer.problem(409, code);
+            }
+            (status, _) => {
+                let made = &answer.ok(status)["transaction"];
+                assert_eq!(made["description"], sent.body["description"], "{made}");
+                let read = app
+                    .call(
+                        Method::GET,
+                        &format!("/v1/transactions/{}", made["id"].as_str().unwrap()),
+                        Some(&sent.key),
+                        None,
+                    )
+                    .await;
+                assert_eq!(read.ok(200)["transaction"], *made);
+            }
+        }
+    }
+    assert_eq!(
+        answers[0].body["transaction"]["tags"][0]["id"],
+        label.as_str()
+    );
+    let id = |answer: &crate::support::Response| answer.body["transaction"]["id"].clone();
+    assert_eq!(id(&answers[first]), id(&answers[second]));
+    // Kept: twelve rows and the one sent twice in mine; nothing more in the
+    // full account; six and the taken one in theirs.
+    let window = "view=ledger&from=2026-11-01&to=2026-11-30";
+    let rows = app.all_pages(window, 100).await;
+    let in_account = |account: &str| rows.iter().filter(|r| r["account_id"] == account).count();
+    assert_eq!((in_account(&mine), in_account(&full)), (13, 100));
+    let mine_cents: i64 = (101..=112).sum::<i64>() + 500;
+    assert_eq!(app.balance(&mine).await, -(mine_cents as f64) / 100.0);
+    assert_eq!(app.balance(&full).await, 9_999_999_999_999.0);
+    let theirs_listed = app
+        .call(
+            Method::GET,
+            &format!("/v1/transactions?{window}&limit=100"),
+            Some(&theirs),
+            None,
+        )
+        .await;
+    assert_eq!(theirs_listed.ok(200)["data"].as_array().unwrap().len(), 7);
+    balances_equal_their_rows(&app).await;
+}
+
 async fn transfers_at_once_store_both_legs_each(backend: Backend) {
     let app = Arc::new(TestApp::start(backend).await);
     let from = app
@@ -272,6 +460,7 @@ on_both_backends!(
     part_payments_at_once_never_pay_more_than_is_owed,
     a_bill_the_card_never_had_cannot_be_paid,
     one_client_id_created_at_once_is_one_row,
+    creations_at_once_are_each_answered_as_alone,
     transfers_at_once_store_both_legs_each,
     a_pair_marked_at_once_is_one_transfer,
     a_bulk_delete_sent_at_once_deletes_once,

@@ -1,0 +1,317 @@
+//! Group commit on PostgreSQL for single-row creations: creations that
+//! arrive while earlier ones are being stored wait, and go together in the
+//! next call of `cofre_create_rows` (migration 0020), one statement and so
+//! one transaction and one WAL flush for all of them, instead of a call, a
+//! commit and a pooled connection (with the ping sqlx sends when it is
+//! given back) each.
+//!
+//! At most [`MAX_CALLS`] calls run at once from this process. A creation
+//! that finds fewer running starts a call for itself and whatever else
+//! waits, so under light load nothing waits for anything; a call that ends
+//! takes the next waiting creations at once (the longest waiting first, at
+//! most [`MAX_BATCH`]). Calls run as tasks of their
+//! own, so a request cut off at its deadline does not cut off the other
+//! creations sharing its call. A creation is acknowledged only after its
+//! call committed. A refusal (a taken id, a missing category, tag or
+//! account) is decided before its creation writes anything, and answers
+//! that creation alone; a call that fails as a whole on another database
+//! error (a running total taken out of range, say) is run again one
+//! creation a call, so each gets the answer it would have got alone. A call whose commit would come past the least time its
+//! requests have left keeps nothing and answers each 503.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use tokio::sync::oneshot;
+
+use super::{
+    ANSWER_MARGIN, Arg, Bind, Created, Db, JSON_ARRAY, NewTransaction, StoreError, StoreResult,
+    TX_COLUMNS, TX_NAMES, Timestamp, Transaction, UserId, create_args, create_refusal,
+    create_row_query, decode_entries, out_of_time, refusal,
+};
+use sqlx::Row;
+
+/// The most creations one call stores.
+const MAX_BATCH: usize = 64;
+
+/// The most calls this process runs at once: while one runs, the next
+/// creations gather for the call after it. Measured with 8 clients
+/// (docs/performance.md, twenty-second round), one call at a time stored
+/// more rows a second than two or four: calls for the same users wait for
+/// each other's row locks, and fewer, larger calls cost less a row.
+const MAX_CALLS: usize = 1;
+
+/// What a creation is answered.
+type Answer = StoreResult<Created<Transaction>>;
+
+/// One creation waiting for its call.
+struct Waiting {
+    /// Its owner, the order calls take users' row locks in.
+    user: String,
+    /// `cofre_create_row`'s arguments but the time left ([`create_args`]).
+    args: Vec<Arg>,
+    /// When its request is cut off, if it serves one.
+    deadline: Option<Instant>,
+    reply: oneshot::Sender<Answer>,
+}
+
+impl Waiting {
+    /// The milliseconds the creation may still take, short of a margin
+    /// for the answer's way back (none: no request waits for it).
+    fn budget_ms(&self, now: Instant) -> Option<i64> {
+        self.deadline.map(|deadline| {
+            let left = deadline.saturating_duration_since(now);
+            let left = left.saturating_sub(ANSWER_MARGIN).as_millis();
+            i64::try_from(left).unwrap_or(i64::MAX)
+        })
+    }
+
+    fn answer(self, answer: Answer) {
+        // Its request may be gone (cut off at its deadline): then nobody
+        // waits for the answer.
+        let _ = self.reply.send(answer);
+    }
+}
+
+/// The creations waiting, and how many calls run.
+#[derive(Default)]
+struct Line {
+    waiting: Vec<Waiting>,
+    calls: usize,
+}
+
+impl Line {
+    /// The next call's creations, the longest waiting first.
+    fn next_call(&mut self) -> Vec<Waiting> {
+        let count = self.waiting.len().min(MAX_BATCH);
+        self.waiting.drain(..count).collect()
+    }
+}
+
+/// The single-row creations of one store.
+pub(super) struct Creations {
+    pool: sqlx::Pool<Db>,
+    line: Mutex<Line>,
+}
+
+impl Creations {
+    pub(super) fn new(pool: &sqlx::Pool<Db>) -> Arc<Self> {
+        Arc::new(Self {
+            pool: pool.clone(),
+            line: Mutex::default(),
+        })
+    }
+
+    fn line(&self) -> MutexGuard<'_, Line> {
+        // The line holds no invariant a panic could break halfway.
+        self.line.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stores `new` for `user` with the creations waiting beside it.
+    pub(super) async fn create(
+        self: &Arc<Self>,
+        user: UserId,
+        new: &NewTransaction,
+        now: Timestamp,
+    ) -> Answer {
+        let (reply, answer) = oneshot::channel();
+        let waiting = Waiting {
+            user: user.to_string(),
+            args: create_args(user, new, now)?,
+            deadline: crate::deadline::time_left().map(|left| Instant::now() + left),
+            reply,
+        };
+        let start = {
+            let mut line = self.line();
+            line.waiting.push(waiting);
+            (line.calls < MAX_CALLS).then(|| {
+                line.calls += 1;
+                line.next_call()
+            })
+        };
+        if let Some(first) = start {
+            let running = Running {
+                creations: Arc::clone(self),
+                done: false,
+            };
+            tokio::spawn(running.run(first));
+        }
+        answer.await.unwrap_or_else(|_| {
+            Err(StoreError::Unavailable(
+                "the creation's call ended without an answer".to_owned(),
+            ))
+        })
+    }
+
+    /// Stores `batch` and answers each of its creations.
+    async fn call(&self, batch: Vec<Waiting>) {
+        let now = Instant::now();
+        let mut live = Vec::with_capacity(batch.len());
+        for waiting in batch {
+            if waiting.reply.is_closed() {
+                // Its request was cut off before its turn: nothing is
+                // kept, and nobody waits for an answer.
+                continue;
+            }
+            match waiting.budget_ms(now) {
+                Some(ms) if ms <= 0 => waiting.answer(Err(out_of_time())),
+                _ => live.push(waiting),
+            }
+        }
+        if live.len() > 1 {
+            // Every call takes the users' row locks in the same order.
+            live.sort_by(|a, b| a.user.cmp(&b.user));
+            let budget = live.iter().filter_map(|w| w.budget_ms(now)).min();
+            match self.together(&live, budget).await {
+                Ok(answers) => {
+                    for (waiting, answer) in live.into_iter().zip(answers) {
+                        waiting.answer(answer);
+                    }
+                    return;
+                }
+                Err(err) if out_of_time_as_a_whole(&err) => {
+                    for waiting in live {
+                        waiting.answer(Err(out_of_time()));
+                    }
+                    return;
+                }
+                Err(sqlx::Error::Database(_)) => {
+                    // One of them broke a rule the call does not answer
+                    // for it alone (a total out of range, say), and the
+                    // whole call was rolled back: each on its own, below.
+                }
+                Err(err) => {
+                    let reason = err.to_string();
+                    for waiting in live {
+                        waiting.answer(Err(StoreError::Unavailable(reason.clone())));
+                    }
+                    return;
+                }
+            }
+        }
+        for waiting in live {
+            let budget = waiting.budget_ms(Instant::now());
+            let answer = self.alone(waiting.args.clone(), budget).await;
+            waiting.answer(answer);
+        }
+    }
+
+    /// One creation in a call of its own (`cofre_create_row`).
+    async fn alone(&self, args: Vec<Arg>, budget_ms: Option<i64>) -> Answer {
+        let row = create_row_query(args, budget_ms)
+            .query()?
+            .fetch_one(&self.pool)
+            .await
+            .map_err(create_refusal)?;
+        let (page, deduped): (String, bool) = (row.try_get(0)?, row.try_get(1)?);
+        let value = decode_entries(&page)?.pop().ok_or(StoreError::NotFound)?;
+        Ok(Created { value, deduped })
+    }
+
+    /// `batch` in one call of `cofre_create_rows`: each creation's answer,
+    /// in order, or the error that failed the whole call.
+    async fn together(
+        &self,
+        batch: &[Waiting],
+        budget_ms: Option<i64>,
+    ) -> Result<Vec<Answer>, sqlx::Error> {
+        static CALL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            format!(
+                "SELECT p.code, p.message, COALESCE(p.deduped, FALSE), \
+                 CAST({JSON_ARRAY}({JSON_ARRAY}({TX_NAMES}, p.tags)) AS TEXT) FROM (\
+                 SELECT c.n, c.code, c.message, c.deduped, c.tags, {TX_COLUMNS} \
+                 FROM cofre_create_rows($1, $2) c CROSS JOIN LATERAL (SELECT (c.made).*) t \
+                 LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id) p \
+                 ORDER BY p.n"
+            )
+        });
+        let rows: Vec<serde_json::Value> = batch
+            .iter()
+            .map(|waiting| waiting.args.iter().map(arg_json).collect())
+            .collect();
+        let rows = serde_json::Value::Array(rows).to_string();
+        let answers = sqlx::query(sqlx::AssertSqlSafe(CALL.as_str()))
+            .bind(rows)
+            .bind(budget_ms)
+            .fetch_all(&self.pool)
+            .await?;
+        if answers.len() != batch.len() {
+            return Err(sqlx::Error::Protocol(format!(
+                "cofre_create_rows gave {} answers for {} creations",
+                answers.len(),
+                batch.len()
+            )));
+        }
+        Ok(answers.iter().map(read_answer).collect())
+    }
+}
+
+/// One creation's answer in a row of [`Creations::together`]'s call.
+fn read_answer(row: &sqlx::postgres::PgRow) -> Answer {
+    let code: Option<String> = row.try_get(0)?;
+    if let Some(code) = code {
+        let message: Option<String> = row.try_get(1)?;
+        let message = message.unwrap_or_default();
+        return Err(refusal(&code, &message).unwrap_or_else(|| {
+            StoreError::Corrupt(format!("cofre_create_rows refused with {code}: {message}"))
+        }));
+    }
+    let deduped: bool = row.try_get(2)?;
+    let page: String = row.try_get(3)?;
+    let value = decode_entries(&page)?.pop().ok_or(StoreError::NotFound)?;
+    Ok(Created { value, deduped })
+}
+
+/// Whether `err` is a whole call given up: it would have committed past
+/// the least time its requests had left (CF005), and kept nothing.
+fn out_of_time_as_a_whole(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some("CF005"))
+}
+
+/// `arg` as a value of `cofre_create_rows`'s JSON (each read back as text,
+/// so numbers keep every digit).
+fn arg_json(arg: &Arg) -> serde_json::Value {
+    use serde_json::Value;
+    match arg {
+        Arg::Text(text) => Value::from(text.as_str()),
+        Arg::OptText(text) => text.as_deref().map_or(Value::Null, Value::from),
+        Arg::Int(number) => Value::from(*number),
+        Arg::OptInt(number) => number.map_or(Value::Null, Value::from),
+        Arg::Bool(flag) => Value::from(*flag),
+    }
+}
+
+/// A running call's task: it gives its place back when it ends, or if it
+/// panics (the creations then waiting go with the next call any creation
+/// starts; one whose request is cut off first is skipped, nothing kept).
+struct Running {
+    creations: Arc<Creations>,
+    done: bool,
+}
+
+impl Running {
+    /// Runs `batch`, then the creations that gathered meanwhile, until
+    /// none waits.
+    async fn run(mut self, mut batch: Vec<Waiting>) {
+        loop {
+            self.creations.call(batch).await;
+            let mut line = self.creations.line();
+            if line.waiting.is_empty() {
+                // In the same hold of the line as the check: a creation
+                // arriving after it finds a free place and starts a call.
+                line.calls -= 1;
+                self.done = true;
+                return;
+            }
+            batch = line.next_call();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.done {
+            self.creations.line().calls -= 1;
+        }
+    }
+}
