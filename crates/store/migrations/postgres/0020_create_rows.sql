@@ -4,7 +4,9 @@
 -- call of cofre_create_rows: one statement, and so one transaction and one
 -- WAL flush, for all of them.
 --
--- The steps of 0019's cofre_create_row move to cofre_create_one, which
+-- The steps of 0019's cofre_create_row move to cofre_create_one (its
+-- p_bump says whether to bump the user's version: a call's later
+-- creations for the same user need not), which
 -- gives a refusal as a code and a message instead of raising it: every
 -- refusal is decided before anything is written but the user's version
 -- bump (taken first, as before: it holds the user's row lock, so the
@@ -28,6 +30,7 @@ CREATE FUNCTION cofre_create_one(
     p_created_by_user BOOLEAN, p_source TEXT, p_hide BOOLEAN, p_search_text TEXT,
     p_fingerprint TEXT, p_now TEXT, p_recurrence TEXT, p_period TEXT, p_purchase TEXT,
     p_number BIGINT, p_tags TEXT, p_client_chosen BOOLEAN, p_cut_off TIMESTAMPTZ,
+    p_bump BOOLEAN,
     OUT made transactions, OUT tags JSON, OUT deduped BOOLEAN, OUT code TEXT, OUT message TEXT)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -36,7 +39,9 @@ BEGIN
     IF p_tags <> '[]' THEN
         tag_ids := ARRAY(SELECT json_array_elements_text(p_tags::json));
     END IF;
-    UPDATE users SET view_version = view_version + 1 WHERE id = p_user;
+    IF p_bump THEN
+        UPDATE users SET view_version = view_version + 1 WHERE id = p_user;
+    END IF;
     -- Its turn came (the user's other writes are done) too late.
     IF clock_timestamp() > p_cut_off THEN
         code := 'CF005';
@@ -117,7 +122,7 @@ BEGIN
     SELECT * INTO c FROM cofre_create_one(p_id, p_user, p_account, p_date, p_type, p_status,
         p_amount_cents, p_description, p_notes, p_category, p_created_by_user, p_source, p_hide,
         p_search_text, p_fingerprint, p_now, p_recurrence, p_period, p_purchase, p_number,
-        p_tags, p_client_chosen, cut_off);
+        p_tags, p_client_chosen, cut_off, TRUE);
     IF c.code IS NOT NULL THEN
         RAISE EXCEPTION '%', c.message USING ERRCODE = c.code;
     END IF;
@@ -133,7 +138,9 @@ END $$;
 -- array per creation: cofre_create_row's arguments but the last, in its
 -- order (the tags as their JSON text). The caller sorts the creations by
 -- user, so every call takes the users' row locks in the same order and
--- two calls never wait for each other in a cycle.
+-- two calls never wait for each other in a cycle, and each user's version
+-- is bumped once a call, by its first creation (its row lock is then
+-- held to the commit, which the rest of its creations share).
 --
 -- p_budget_ms is the least time any of the creations' requests has left:
 -- a call whose commit would come later than that (it waited for a lock,
@@ -150,6 +157,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     r JSON;
     c RECORD;
+    last_user TEXT;
     cut_off TIMESTAMPTZ := statement_timestamp() + p_budget_ms * INTERVAL '1 millisecond';
 BEGIN
     n := 0;
@@ -158,7 +166,9 @@ BEGIN
         SELECT * INTO c FROM cofre_create_one(r->>0, r->>1, r->>2, r->>3, r->>4, r->>5,
             (r->>6)::BIGINT, r->>7, r->>8, r->>9, (r->>10)::BOOLEAN, r->>11,
             (r->>12)::BOOLEAN, r->>13, r->>14, r->>15, r->>16, r->>17, r->>18,
-            (r->>19)::BIGINT, r->>20, (r->>21)::BOOLEAN, cut_off);
+            (r->>19)::BIGINT, r->>20, (r->>21)::BOOLEAN, cut_off,
+            last_user IS DISTINCT FROM r->>1);
+        last_user := r->>1;
         IF c.code = 'CF005' THEN
             RAISE EXCEPTION 'past the requests'' deadline' USING ERRCODE = 'CF005';
         END IF;
