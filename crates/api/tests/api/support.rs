@@ -529,3 +529,45 @@ where
     }
     panic!("pagination did not end");
 }
+
+/// A connection holding the lock every write of `app`'s first user needs:
+/// SQLite's write lock, or the user's row on PostgreSQL.
+pub enum Holder {
+    Sqlite(sqlx::SqliteConnection),
+    Postgres(sqlx::PgConnection),
+}
+
+pub async fn hold_write_lock(app: &TestApp) -> Holder {
+    if app.url.starts_with("sqlite:") {
+        let mut conn = sqlx::SqliteConnection::connect(&app.url)
+            .await
+            .expect("second connection");
+        sqlx::raw_sql("BEGIN IMMEDIATE")
+            .execute(&mut conn)
+            .await
+            .expect("take the write lock");
+        Holder::Sqlite(conn)
+    } else {
+        let mut conn = sqlx::PgConnection::connect(&app.url)
+            .await
+            .expect("second connection");
+        sqlx::raw_sql("BEGIN")
+            .execute(&mut conn)
+            .await
+            .expect("begin");
+        sqlx::query("SELECT id FROM users WHERE id = $1 FOR UPDATE")
+            .bind(app.user.to_string())
+            .execute(&mut conn)
+            .await
+            .expect("lock the user's row");
+        Holder::Postgres(conn)
+    }
+}
+
+pub async fn release(holder: Holder) {
+    let released = match holder {
+        Holder::Sqlite(mut conn) => sqlx::raw_sql("ROLLBACK").execute(&mut conn).await.map(drop),
+        Holder::Postgres(mut conn) => sqlx::raw_sql("ROLLBACK").execute(&mut conn).await.map(drop),
+    };
+    released.expect("release the lock");
+}
