@@ -338,7 +338,7 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
         sent(
             &app.key,
             with(row(&mine, 500), json!({"id": twice})),
-            200,
+            201,
             "",
         ),
     ]);
