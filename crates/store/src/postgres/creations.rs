@@ -9,15 +9,17 @@
 //! that finds fewer running starts a call for itself and whatever else
 //! waits, so under light load nothing waits for anything; a call that ends
 //! takes the next waiting creations at once (the longest waiting first, at
-//! most [`MAX_BATCH`]). Calls run as tasks of their
-//! own, so a request cut off at its deadline does not cut off the other
-//! creations sharing its call. A creation is acknowledged only after its
-//! call committed. A refusal (a taken id, a missing category, tag or
-//! account) is decided before its creation writes anything, and answers
-//! that creation alone; a call that fails as a whole on another database
-//! error (a running total taken out of range, say) is run again one
-//! creation a call, so each gets the answer it would have got alone. A call whose commit would come past the least time its
-//! requests have left keeps nothing and answers each 503.
+//! most [`MAX_BATCH`]). Calls run as tasks of their own, so a request cut
+//! off at its deadline does not cut off the other creations sharing its
+//! call. A creation is acknowledged only after its call committed.
+//!
+//! A refusal (a taken id, a missing category, tag or account) is decided
+//! before its creation writes anything, and answers that creation alone; a
+//! call that fails as a whole on another database error (a running total
+//! taken out of range, say) is run again one creation a call, so each gets
+//! the answer it would have got alone. A call whose commit would come past
+//! the least time its requests have left keeps nothing and answers each
+//! 503.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -37,8 +39,9 @@ const MAX_BATCH: usize = 64;
 /// The most calls this process runs at once: while one runs, the next
 /// creations gather for the call after it. Measured with 8 clients
 /// (docs/performance.md, twenty-second round), one call at a time stored
-/// more rows a second than two or four: calls for the same users wait for
-/// each other's row locks, and fewer, larger calls cost less a row.
+/// as many rows a second as any other setting tried (two or four calls,
+/// or two lines of one call each) for eight users, and more for one:
+/// calls for the same user wait for each other's row lock.
 const MAX_CALLS: usize = 1;
 
 /// What a creation is answered.
