@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use crate::on_both_backends;
-use crate::support::{Backend, TestApp, hold_write_lock, release};
+use crate::support::{Backend, TestApp, hold_write_lock, release, with};
 
 /// How many copies of one request race each other.
 const RACERS: usize = 6;
@@ -255,17 +255,8 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     let label = app.tag("Mercado", "#123456").await;
     let (_, theirs) = app.new_user().await;
     let their_account = app
-        .call(
-            Method::POST,
-            "/v1/accounts",
-            Some(&theirs),
-            Some(json!({"type": "BANK", "title": "Dela"})),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .account_as(&theirs, json!({"type": "BANK", "title": "Dela"}))
+        .await;
     let taken = "5d1c8f8e-2b7a-4c1e-8f3d-9a6b4c2e1f00";
     app.call(
         Method::POST,
@@ -283,12 +274,6 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
             "amount": serde_json::from_str::<Value>(&format!("{}.{:02}", cents / 100, cents % 100)).unwrap(),
             "description": format!("Compra {cents}")})
     };
-    let with = |mut body: Value, changes: Value| {
-        for (field, value) in changes.as_object().unwrap() {
-            body[field] = value.clone();
-        }
-        body
-    };
     let sent = |key: &str, body: Value, status: u16, names: &'static str| Sent {
         key: key.to_owned(),
         body,
@@ -301,7 +286,7 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     for cents in 101..=112 {
         all.push(sent(
             &app.key,
-            with(row(&mine, cents), json!({"tag_ids": [label]})),
+            with(&row(&mine, cents), json!({"tag_ids": [label]})),
             201,
             "",
         ));
@@ -312,32 +297,32 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     all.extend([
         sent(
             &app.key,
-            with(row(&mine, 1), json!({"tag_ids": [label, zero]})),
+            with(&row(&mine, 1), json!({"tag_ids": [label, zero]})),
             400,
             "tag_ids",
         ),
         sent(
             &app.key,
-            with(row(&mine, 2), json!({"category_id": zero})),
+            with(&row(&mine, 2), json!({"category_id": zero})),
             400,
             "category_id",
         ),
         sent(&app.key, row(&their_account, 3), 400, "account_id"),
         sent(
             &app.key,
-            with(row(&mine, 4), json!({"id": taken})),
+            with(&row(&mine, 4), json!({"id": taken})),
             409,
             "id_conflict",
         ),
         sent(
             &app.key,
-            with(row(&mine, 500), json!({"id": twice})),
+            with(&row(&mine, 500), json!({"id": twice})),
             201,
             "",
         ),
         sent(
             &app.key,
-            with(row(&mine, 500), json!({"id": twice})),
+            with(&row(&mine, 500), json!({"id": twice})),
             201,
             "",
         ),
@@ -364,7 +349,7 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
             sent(&app.key, at_most(&full), 400, "amount"),
             sent(
                 &app.key,
-                with(row(&mine, 5), json!({"category_id": zero})),
+                with(&row(&mine, 5), json!({"category_id": zero})),
                 400,
                 "category_id",
             ),

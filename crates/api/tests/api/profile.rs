@@ -467,14 +467,8 @@ async fn deleting_a_user_takes_everything_of_theirs(backend: Backend) {
         .await
         .ok(201);
     let (other, other_key) = app.new_user().await;
-    app.call(
-        Method::POST,
-        "/v1/accounts",
-        Some(&other_key),
-        Some(json!({"type": "BANK", "initial_balance": 7})),
-    )
-    .await
-    .ok(201);
+    app.account_as(&other_key, json!({"type": "BANK", "initial_balance": 7}))
+        .await;
 
     app.store.delete_user(app.user).await.expect("delete");
     app.get("/v1/me").await.problem(401, "unauthorized");

@@ -357,7 +357,15 @@ impl TestApp {
 
     /// Creates an account from `body` (201) and returns its id.
     pub async fn account(&self, body: Value) -> String {
-        let response = self.post("/v1/accounts", body).await;
+        self.account_as(&self.key, body).await
+    }
+
+    /// Creates an account from `body` with `key`, another user's say
+    /// (201), and returns its id.
+    pub async fn account_as(&self, key: &str, body: Value) -> String {
+        let response = self
+            .call(Method::POST, "/v1/accounts", Some(key), Some(body))
+            .await;
         response.ok(201)["id"].as_str().expect("id").to_owned()
     }
 
@@ -528,6 +536,15 @@ where
         }
     }
     panic!("pagination did not end");
+}
+
+/// `base` with `changes` merged in (a `null` value is sent as `null`).
+pub fn with(base: &Value, changes: Value) -> Value {
+    let mut out = base.clone();
+    for (key, value) in changes.as_object().unwrap() {
+        out[key] = value.clone();
+    }
+    out
 }
 
 /// A connection holding the lock every write of `app`'s first user needs:

@@ -6,7 +6,7 @@ use axum::http::{Method, Request};
 use serde_json::{Value, json};
 
 use crate::on_both_backends;
-use crate::support::{Backend, TODAY, TestApp};
+use crate::support::{Backend, TODAY, TestApp, with};
 
 const ZERO_ID: &str = "00000000-0000-4000-8000-000000000000";
 /// A window holding every date these tests use.
@@ -22,15 +22,6 @@ fn id_of(value: &Value) -> String {
 
 fn new_uuid() -> String {
     uuid::Uuid::new_v4().to_string()
-}
-
-/// `base` with `changes` merged in (a `null` value is sent as `null`).
-fn with(base: &Value, changes: Value) -> Value {
-    let mut out = base.clone();
-    for (key, value) in changes.as_object().unwrap() {
-        out[key] = value.clone();
-    }
-    out
 }
 
 /// `base` without `key`.
@@ -350,17 +341,11 @@ async fn creation_in_another_users_account_stores_nothing(backend: Backend) {
     let app = TestApp::start(backend).await;
     let (_, theirs) = app.new_user().await;
     let their_account = app
-        .call(
-            Method::POST,
-            "/v1/accounts",
-            Some(&theirs),
-            Some(json!({"type": "BANK", "title": "Dela", "initial_balance": 500})),
+        .account_as(
+            &theirs,
+            json!({"type": "BANK", "title": "Dela", "initial_balance": 500}),
         )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .await;
     let their_view = || async {
         let accounts = app
             .call(Method::GET, "/v1/accounts", Some(&theirs), None)

@@ -98,17 +98,9 @@ async fn transfer_validation_stores_nothing(backend: Backend) {
         .await;
     let (other_user, other_key) = app.new_user().await;
     let _ = other_user;
-    let foreign = {
-        let response = app
-            .call(
-                Method::POST,
-                "/v1/accounts",
-                Some(&other_key),
-                Some(json!({"type": "BANK", "title": "Dele"})),
-            )
-            .await;
-        response.ok(201)["id"].as_str().unwrap().to_owned()
-    };
+    let foreign = app
+        .account_as(&other_key, json!({"type": "BANK", "title": "Dele"}))
+        .await;
     let cases: Vec<(Value, Vec<&str>)> = vec![
         (
             json!({}),
