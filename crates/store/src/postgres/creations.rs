@@ -121,7 +121,7 @@ impl Creations {
         let waiting = Waiting {
             user: user.to_string(),
             args: create_args(user, new, now)?,
-            deadline: crate::deadline::time_left().map(|left| Instant::now() + left),
+            deadline: crate::deadline::deadline(),
             reply,
         };
         let start = {
@@ -192,9 +192,9 @@ impl Creations {
                 }
             }
         }
-        for waiting in live {
+        for mut waiting in live {
             let budget = waiting.budget_ms(Instant::now());
-            let answer = self.alone(waiting.args.clone(), budget).await;
+            let answer = self.alone(std::mem::take(&mut waiting.args), budget).await;
             waiting.answer(answer);
         }
     }
