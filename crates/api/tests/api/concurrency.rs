@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::on_both_backends;
 use crate::support::{Backend, TestApp, hold_write_lock, release, with};
+use crate::totals::drift;
 
 /// How many copies of one request race each other.
 const RACERS: usize = 6;
@@ -238,7 +239,8 @@ async fn sent_together(app: &Arc<TestApp>, all: &[Sent]) -> Vec<crate::support::
 /// (on PostgreSQL the creations gathered meanwhile are stored in one call;
 /// then again with one that takes a total out of range, which fails its
 /// call as a whole): each is answered as it would be alone, the refused
-/// keep nothing, the rest are kept whole.
+/// keep nothing, the rest are kept whole, and every running total (a
+/// call adds its rows to them once, migration 0021) equals a fresh sum.
 async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     let app = Arc::new(TestApp::start(backend).await);
     let mine = app.bank("Conta").await;
@@ -253,6 +255,16 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
         app.tx(at_most(&full)).await;
     }
     let label = app.tag("Mercado", "#123456").await;
+    let food = app.category("Feira").await;
+    let (_, card) = app.bank_and_card().await;
+    app.tx(
+        json!({"account_id": card, "type": "DEBIT", "amount": 7, "description": "Antes",
+        "date": "2026-11-02"}),
+    )
+    .await;
+    // The store keeps the card's money from here on, and brings it up to
+    // date by the versions the calls below leave.
+    assert_eq!(drift(&app).await, vec![]);
     let (_, theirs) = app.new_user().await;
     let their_account = app
         .account_as(&theirs, json!({"type": "BANK", "title": "Dela"}))
@@ -294,6 +306,15 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     for cents in 201..=206 {
         all.push(sent(&theirs, row(&their_account, cents), 201, ""));
     }
+    // On a card: a category's, a pending one, another month's, a refund.
+    for changes in [
+        json!({"category_id": food}),
+        json!({"status": "PENDING"}),
+        json!({"date": "2026-10-15"}),
+        json!({"type": "CREDIT", "category_id": food}),
+    ] {
+        all.push(sent(&app.key, with(&row(&card, 121), changes), 201, ""));
+    }
     all.extend([
         sent(
             &app.key,
@@ -328,6 +349,7 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
         ),
     ]);
     let answers = sent_together(&app, &all).await;
+    assert_eq!(drift(&app).await, vec![], "the sums after a call");
     let twice: Vec<_> = answers[answers.len() - 2..]
         .iter()
         .map(|answer| (answer.status, answer.body["transaction"]["id"].clone()))
@@ -376,6 +398,7 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
         .await;
     assert_eq!(theirs_listed.ok(200)["data"].as_array().unwrap().len(), 7);
     balances_equal_their_rows(&app).await;
+    assert_eq!(drift(&app).await, vec![], "the sums after a failed call");
 }
 
 async fn transfers_at_once_store_both_legs_each(backend: Backend) {

@@ -121,7 +121,7 @@ const RECOUNT: &str = "\
 
 /// Every kept total that differs from a fresh sum: (kind, account, date
 /// (for a month: month, status and kind), kept, fresh).
-async fn drift(app: &TestApp) -> Vec<(String, String, String, i64, i64)> {
+pub(crate) async fn drift(app: &TestApp) -> Vec<(String, String, String, i64, i64)> {
     // The same columns from either backend's row type.
     macro_rules! read {
         ($conn:expr) => {

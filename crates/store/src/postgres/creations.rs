@@ -3,7 +3,9 @@
 //! next call of `cofre_create_rows` (migration 0020), one statement and so
 //! one transaction and one WAL flush for all of them, instead of a call, a
 //! commit and a pooled connection (with the ping sqlx sends when it is
-//! given back) each.
+//! given back) each. The call adds its rows to the running totals once,
+//! each sum with one statement for all of them (migration 0021), instead
+//! of once a row.
 //!
 //! At most [`MAX_CALLS`] calls run at once from this process. A creation
 //! that finds fewer running starts a call for itself and whatever else
