@@ -2,10 +2,20 @@
 //! (401), applies its rate limit (429) and leaves the [`Principal`] in the
 //! request; handlers then state the scope they need in their signature
 //! with [`Auth<Read>`] or [`Auth<Write>`] (403 when missing).
+//!
+//! A key is read for every request, except a single-row creation's
+//! (`POST /v1/transactions`) where the store keeps keys it read before
+//! ([`Store::recalled_api_key`], PostgreSQL, where a read is a round trip
+//! of its own): that request is authenticated with the key as last read,
+//! and its handler takes [`Auth<WriteCheckedOnCommit>`] and hands the key
+//! to the write, which stores nothing unless the key is still live in its
+//! own transaction. Any other extractor reads the key again first.
+//!
+//! [`Store::recalled_api_key`]: cofre_store::Store::recalled_api_key
 
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::marker::PhantomData;
@@ -26,8 +36,16 @@ pub struct Principal {
     pub scopes: Vec<Scope>,
     /// The owner's view version when the key was checked: cached reads
     /// made at this version are still true (see [`crate::read_cache`]).
+    /// Unknown (-1) for a recalled key.
     pub view_version: i64,
+    /// The key as this process read it for an earlier request, not for
+    /// this one: only [`Auth<WriteCheckedOnCommit>`] takes it as it is.
+    pub recalled: bool,
 }
+
+/// The one route whose requests may be authenticated with a recalled key:
+/// its handler hands the key to the write, which checks it as it commits.
+pub const CHECKED_ON_COMMIT_ROUTE: &str = "/v1/transactions";
 
 /// The general limits' decision for this request, as counted by every
 /// server sharing the limiter; left in the request for `/v1/me`.
@@ -47,9 +65,32 @@ pub fn verify(key: &ApiKey, secret: &str) -> bool {
     matches && key.revoked_at.is_none()
 }
 
-async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+/// The request's key, read for it; or, with `recall`, as last read when
+/// the store keeps it.
+async fn authenticate(
+    state: &AppState,
+    headers: &HeaderMap,
+    recall: bool,
+) -> Result<Principal, ApiError> {
     let token = bearer(headers).ok_or(ApiError::Unauthorized)?;
     let (key_id, secret) = split_key(token).ok_or(ApiError::Unauthorized)?;
+    if recall && let Some(key) = state.store.recalled_api_key(key_id).await {
+        if !verify(&key, secret) {
+            return Err(ApiError::Unauthorized);
+        }
+        return Ok(Principal {
+            user_id: key.user_id,
+            key_id: key.id,
+            scopes: key.scopes,
+            view_version: -1,
+            recalled: true,
+        });
+    }
+    read_key(state, key_id, secret).await
+}
+
+/// The principal of `key_id`, read now and checked against `secret`.
+async fn read_key(state: &AppState, key_id: ApiKeyId, secret: &str) -> Result<Principal, ApiError> {
     let found = state
         .store
         .find_api_key(key_id)
@@ -63,6 +104,7 @@ async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Principal
         key_id: found.key.id,
         scopes: found.key.scopes,
         view_version: found.view_version,
+        recalled: false,
     })
 }
 
@@ -84,7 +126,12 @@ fn refused(decision: &Decision) -> Response {
 
 /// Middleware for every `/v1` route.
 pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let principal = match authenticate(&state, req.headers()).await {
+    let recall = req.method() == Method::POST
+        && req
+            .extensions()
+            .get::<MatchedPath>()
+            .is_some_and(|path| path.as_str() == CHECKED_ON_COMMIT_ROUTE);
+    let principal = match authenticate(&state, req.headers(), recall).await {
         Ok(p) => p,
         Err(err) => return err.into_response(),
     };
@@ -157,10 +204,17 @@ impl FromRequestParts<AppState> for BulkQuota {
 /// A scope a handler can require.
 pub trait RequiredScope: Send + Sync {
     const SCOPE: Scope;
+    /// Whether the handler hands a recalled key to its write to check
+    /// ([`Auth::key_to_check`]); if not, the key is read again first.
+    const CHECKED_ON_COMMIT: bool = false;
 }
 
 pub struct Read;
 pub struct Write;
+/// Write, by a handler whose every path either hands
+/// [`Auth::key_to_check`] to a write that checks it as it commits or
+/// calls [`Auth::confirmed`] first.
+pub struct WriteCheckedOnCommit;
 
 impl RequiredScope for Read {
     const SCOPE: Scope = Scope::Read;
@@ -168,6 +222,11 @@ impl RequiredScope for Read {
 
 impl RequiredScope for Write {
     const SCOPE: Scope = Scope::Write;
+}
+
+impl RequiredScope for WriteCheckedOnCommit {
+    const SCOPE: Scope = Scope::Write;
+    const CHECKED_ON_COMMIT: bool = true;
 }
 
 /// The authenticated caller, proven to hold scope `S`.
@@ -180,17 +239,62 @@ impl<S: RequiredScope> Auth<S> {
     pub fn user(&self) -> UserId {
         self.principal.user_id
     }
+
+    /// The key its write must check as it commits: the request's, when it
+    /// was recalled rather than read for it.
+    pub fn key_to_check(&self) -> Option<ApiKeyId> {
+        self.principal.recalled.then_some(self.principal.key_id)
+    }
+
+    /// The same caller with the key read now (401 if it was revoked
+    /// since it was recalled), for a path whose write does not check it.
+    pub async fn confirmed(self, state: &AppState) -> Result<Self, ApiError> {
+        Ok(Auth {
+            principal: confirm(state, self.principal).await?,
+            _scope: PhantomData,
+        })
+    }
 }
 
-impl<St: Send + Sync, S: RequiredScope> FromRequestParts<St> for Auth<S> {
+/// `principal` with its key read now, if it was recalled.
+async fn confirm(state: &AppState, principal: Principal) -> Result<Principal, ApiError> {
+    if !principal.recalled {
+        return Ok(principal);
+    }
+    let found = state
+        .store
+        .find_api_key(principal.key_id)
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    // A key's owner, secret and scopes never change; only whether it is
+    // revoked.
+    if found.key.revoked_at.is_some() || found.key.user_id != principal.user_id {
+        return Err(ApiError::Unauthorized);
+    }
+    Ok(Principal {
+        view_version: found.view_version,
+        recalled: false,
+        ..principal
+    })
+}
+
+impl<S: RequiredScope> FromRequestParts<AppState> for Auth<S> {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, _state: &St) -> Result<Self, Self::Rejection> {
-        let principal = parts
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let mut principal = parts
             .extensions
             .get::<Principal>()
             .cloned()
             .ok_or(ApiError::Unauthorized)?;
+        // A recalled key lacking the scope is read too: revoked since, it
+        // is answered 401, as a key read for the request would be.
+        if !S::CHECKED_ON_COMMIT || !principal.scopes.contains(&S::SCOPE) {
+            principal = confirm(state, principal).await?;
+        }
         if !principal.scopes.contains(&S::SCOPE) {
             return Err(ApiError::InsufficientScope(S::SCOPE.as_str()));
         }

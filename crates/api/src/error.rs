@@ -368,6 +368,7 @@ impl From<StoreError> for ApiError {
                 ApiError::ExpectedCountMismatch { expected, matched }
             }
             StoreError::Stale => ApiError::Busy,
+            StoreError::KeyRevoked => ApiError::Unauthorized,
             StoreError::Conflict(detail) => {
                 tracing::info!(error = %detail, "transaction rolled back on a conflict");
                 ApiError::Conflicted

@@ -79,6 +79,10 @@ pub enum StoreError {
     /// The user already has the most of something a user may have.
     #[error("at most {limit} {what} per user")]
     LimitReached { what: &'static str, limit: u64 },
+    /// The API key a write was made with ([`Store::create_transaction`]'s
+    /// `key`) is revoked or gone: nothing was stored.
+    #[error("the API key is revoked")]
+    KeyRevoked,
     /// Stored data that does not decode: a bug or manual tampering.
     #[error("corrupt row: {0}")]
     Corrupt(String),
@@ -427,6 +431,13 @@ pub trait Store: Send + Sync + 'static {
     /// owner's data bumps, see `begin_write`): one round trip serves both
     /// authentication and the read cache's freshness check.
     async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<FoundKey>>;
+    /// `id`'s key as [`Store::find_api_key`] last found it in this process,
+    /// live then, when a request may be authenticated with it without
+    /// reading it again: only where that read is a round trip of its own
+    /// (PostgreSQL), and only for writes that check the key themselves as
+    /// they commit ([`Store::create_transaction`]'s `key`). `None`
+    /// elsewhere, and for a key not read yet or found revoked or gone.
+    async fn recalled_api_key(&self, id: ApiKeyId) -> Option<ApiKey>;
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>>;
     /// The user's view version: every committed write of the user's data
     /// bumps it (-1 for no such user).
@@ -499,13 +510,18 @@ pub trait Store: Send + Sync + 'static {
 
     // Transactions
     /// Creates a row; with `plan`, the installment purchase it is the
-    /// first installment of, in the same transaction.
+    /// first installment of, in the same transaction. With `key` (a key
+    /// the request was authenticated with from memory,
+    /// [`Store::recalled_api_key`]), nothing is stored unless that key is
+    /// still the user's and not revoked, read in the write's own
+    /// transaction ([`StoreError::KeyRevoked`]).
     async fn create_transaction(
         &self,
         user: UserId,
         new: &NewTransaction,
         plan: Option<&InstallmentPlan>,
         now: Timestamp,
+        key: Option<ApiKeyId>,
     ) -> StoreResult<Created<Transaction>>;
     /// Stores a rule, or finds an equivalent one (`deduped: true`).
     async fn create_rule(

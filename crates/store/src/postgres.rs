@@ -49,6 +49,11 @@ struct Writes {
     pool: sqlx::Pool<Db>,
     /// Single-row creations, stored together when they arrive together.
     creations: Arc<creations::Creations>,
+    /// Live keys as authentication last read them, for the creations that
+    /// check their key in their own call ([`Store::recalled_api_key`]):
+    /// reading a key here is a round trip, and a pooled connection given
+    /// back (and pinged), on every request.
+    recalled: moka::future::Cache<ApiKeyId, ApiKey>,
 }
 
 impl Writes {
@@ -56,11 +61,30 @@ impl Writes {
         Self {
             pool: pool.clone(),
             creations: creations::Creations::new(pool),
+            recalled: moka::future::Cache::builder()
+                .max_capacity(KEY_CACHE_BYTES)
+                .weigher(|_, key: &ApiKey| key_bytes(key))
+                .build(),
         }
     }
 
     async fn begin(&self) -> Result<WriteTx, crate::StoreError> {
         Ok(self.pool.begin_with(BEGIN_WRITE).await?)
+    }
+
+    /// Keeps `id`'s key as a lookup just `found` it: while live; a key
+    /// found revoked or gone is forgotten.
+    async fn recall(&self, id: ApiKeyId, found: Option<&FoundKey>) {
+        match found {
+            Some(found) if found.key.revoked_at.is_none() => {
+                self.recalled.insert(id, found.key.clone()).await;
+            }
+            _ => self.recalled.invalidate(&id).await,
+        }
+    }
+
+    async fn recalled(&self, id: ApiKeyId) -> Option<ApiKey> {
+        self.recalled.get(&id).await
     }
 }
 
@@ -100,43 +124,28 @@ impl Reads {
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
-/// The arguments of `cofre_create_row` (migration 0019) for `new`, but the
-/// last (the time its request has left): the general path's INSERT values
-/// (`insert_args`), the tag ids as a JSON array, and whether the client
-/// chose the id.
-fn create_args(user: UserId, new: &NewTransaction, now: Timestamp) -> StoreResult<Vec<Arg>> {
+/// A creation's values in a call of `cofre_create_rows` (migrations 0020
+/// and 0022) for `new`: the general path's INSERT values (`insert_args`),
+/// the tag ids as a JSON array, whether the client chose the id, and the
+/// key to check in the call ([`Store::create_transaction`]'s `key`).
+fn create_args(
+    user: UserId,
+    new: &NewTransaction,
+    now: Timestamp,
+    key: Option<ApiKeyId>,
+) -> StoreResult<Vec<Arg>> {
     let tags: Vec<String> = new.state.tag_ids.iter().map(ToString::to_string).collect();
     let tags =
         serde_json::to_string(&tags).map_err(|e| StoreError::Corrupt(format!("tag ids: {e}")))?;
     let mut args = Vec::from(insert_args(&new_row(user, new, now)));
     args.push(tags.into());
     args.push(new.client_chosen_id.into());
+    args.push(Arg::OptText(key.map(|key| key.to_string())));
     Ok(args)
 }
 
-/// The call of `cofre_create_row` with `args` ([`create_args`]) and
-/// `budget_ms`, the time it may take (none: as long as it takes): the row
-/// it gives, with the columns and in the form every read of rows has
-/// ([`entries_page`]'s page of one), and whether it was a replay.
-fn create_row_query(args: Vec<Arg>, budget_ms: Option<i64>) -> Sql {
-    static BEFORE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        format!(
-            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES}, p.tags)), '[]') AS TEXT), \
-             COALESCE(bool_or(p.deduped), FALSE) FROM ("
-        )
-    });
-    let mut call = Sql::new(format!(
-        "SELECT {TX_COLUMNS}, c.tags, c.deduped FROM cofre_create_row("
-    ));
-    call.push_binds(args).push(", ").push_bind(budget_ms).push(
-        ") c CROSS JOIN LATERAL (SELECT (c.made).*) t \
-             LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id",
-    );
-    call.within(&BEFORE, ") p")
-}
-
-/// What a refusal of `cofre_create_row` (its SQLSTATE `code` and
-/// `message`, migration 0019) means; `None` for any other code.
+/// What a refusal of a creation (its `code` and `message`, migrations
+/// 0019 to 0022) means; `None` for any other code.
 fn refusal(code: &str, message: &str) -> Option<StoreError> {
     Some(match code {
         "CF001" => StoreError::IdConflict,
@@ -144,6 +153,7 @@ fn refusal(code: &str, message: &str) -> Option<StoreError> {
         "CF003" => no_such_tag(message),
         "CF004" => no_such_account(),
         "CF005" => out_of_time(),
+        "CF006" => StoreError::KeyRevoked,
         _ => return None,
     })
 }
@@ -195,20 +205,21 @@ impl SqlStore {
     }
 
     /// [`Store::create_transaction`] of a row (no installment plan) in one
-    /// round trip: migration 0019's `cofre_create_row` runs the general
-    /// path's steps (the version bump, the replay and reference checks, the
-    /// INSERT and its tags) in the server, as one statement and so one
-    /// transaction, instead of five round trips or more that hold the
-    /// user's row lock in between. Its refusals roll the creation back.
-    /// Creations arriving together share one call (migration 0020,
-    /// [`creations`]).
+    /// round trip: `cofre_create_rows` (migrations 0020 to 0022) runs the
+    /// general path's steps (the key check when one is given, the version
+    /// bump, the replay and reference checks, the INSERT and its tags) in
+    /// the server, as one statement and so one transaction, instead of five
+    /// round trips or more that hold the user's row lock in between. A
+    /// refused creation writes nothing but its user's version bump.
+    /// Creations arriving together share one call ([`creations`]).
     async fn create_row_here(
         &self,
         user: UserId,
         new: &NewTransaction,
         now: Timestamp,
+        key: Option<ApiKeyId>,
     ) -> Option<StoreResult<Created<Transaction>>> {
-        Some(self.writes.creations.create(user, new, now).await)
+        Some(self.writes.creations.create(user, new, now, key).await)
     }
 
     /// A server-side copy is `pg_dump`'s work, not this process's.

@@ -126,6 +126,23 @@ async fn delete_with_legs(
     Ok(deleted)
 }
 
+/// Checks, inside a write, that `key` is still the user's and not revoked
+/// (see [`Store::create_transaction`]'s `key`).
+async fn check_key(
+    conn: &mut <Db as sqlx::Database>::Connection,
+    user: UserId,
+    key: ApiKeyId,
+) -> StoreResult<()> {
+    let live: Option<String> = Sql::with(
+        "SELECT id FROM api_keys WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL",
+        [key.to_string().into(), user.to_string().into()],
+    )
+    .query_scalar()?
+    .fetch_optional(&mut *conn)
+    .await?;
+    live.map(|_| ()).ok_or(StoreError::KeyRevoked)
+}
+
 /// Checks that a category is visible to the user and all tags are theirs.
 async fn check_references(
     conn: &mut <Db as sqlx::Database>::Connection,

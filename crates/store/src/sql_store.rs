@@ -187,6 +187,12 @@ pub struct SqlStore {
 /// The most bytes of keys kept for authentication (about 20,000 keys).
 const KEY_CACHE_BYTES: u64 = 8 << 20;
 
+/// What one kept key takes, with the cache's own share.
+fn key_bytes(key: &ApiKey) -> u32 {
+    let bytes = 400 + key.secret_hash.len() + key.label.as_ref().map_or(0, String::len);
+    u32::try_from(bytes).unwrap_or(u32::MAX)
+}
+
 /// The most bytes of version counters kept (about 25,000 counters).
 const VERSION_CACHE_BYTES: u64 = 4 << 20;
 
@@ -206,12 +212,7 @@ impl SqlStore {
             reads,
             keys: moka::future::Cache::builder()
                 .max_capacity(KEY_CACHE_BYTES)
-                .weigher(|_, (_, found): &(_, FoundKey)| {
-                    let key = &found.key;
-                    let bytes =
-                        400 + key.secret_hash.len() + key.label.as_ref().map_or(0, String::len);
-                    u32::try_from(bytes).unwrap_or(u32::MAX)
-                })
+                .weigher(|_, (_, found): &(_, FoundKey)| key_bytes(&found.key))
                 .build(),
             versions: moka::future::Cache::builder()
                 .max_capacity(VERSION_CACHE_BYTES)
@@ -466,7 +467,13 @@ impl Store for SqlStore {
                 .map(|text| decode_found_key(&text))
                 .transpose()
         };
-        self.stamped(&self.keys, id, read).await
+        let found = self.stamped(&self.keys, id, read).await?;
+        self.writes.recall(id, found.as_ref()).await;
+        Ok(found)
+    }
+
+    async fn recalled_api_key(&self, id: ApiKeyId) -> Option<ApiKey> {
+        self.writes.recalled(id).await
     }
 
     async fn view_version(&self, user: UserId) -> StoreResult<i64> {
@@ -648,14 +655,20 @@ impl Store for SqlStore {
         new: &NewTransaction,
         plan: Option<&InstallmentPlan>,
         now: Timestamp,
+        key: Option<ApiKeyId>,
     ) -> StoreResult<Created<Transaction>> {
-        match self.try_create_transaction(user, new, plan, now).await {
+        let created = match self.try_create_transaction(user, new, plan, now, key).await {
             // Two identical requests raced: the loser sees the winner's row.
             Err(StoreError::Database(err)) if new.client_chosen_id && is_unique_violation(&err) => {
-                self.try_create_transaction(user, new, plan, now).await
+                self.try_create_transaction(user, new, plan, now, key).await
             }
             other => other,
+        };
+        if let (Err(StoreError::KeyRevoked), Some(key)) = (&created, key) {
+            // Its next request reads it, and is refused there.
+            self.writes.recall(key, None).await;
         }
+        created
     }
 
     async fn create_rule(

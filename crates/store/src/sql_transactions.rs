@@ -9,13 +9,17 @@ impl SqlStore {
         new: &NewTransaction,
         plan: Option<&InstallmentPlan>,
         now: Timestamp,
+        key: Option<ApiKeyId>,
     ) -> StoreResult<Created<Transaction>> {
         if plan.is_none()
-            && let Some(created) = self.create_row_here(user, new, now).await
+            && let Some(created) = self.create_row_here(user, new, now, key).await
         {
             return created;
         }
         let mut tx = self.begin_write(user).await?;
+        if let Some(key) = key {
+            check_key(&mut tx, user, key).await?;
+        }
         if new.client_chosen_id
             && let Some(row) = replay_query(new.id)
                 .query()?

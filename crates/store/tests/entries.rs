@@ -52,7 +52,7 @@ async fn rows_read_back(url: &str) {
         let new = new_transaction(&input, today).unwrap();
         made.push(
             store
-                .create_transaction(user, &new, None, now)
+                .create_transaction(user, &new, None, now, None)
                 .await
                 .unwrap()
                 .value,

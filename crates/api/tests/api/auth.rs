@@ -1,14 +1,17 @@
-//! Cross-user isolation of lists and body references, and rate limits;
-//! keys and scopes on every route are the matrix in `authz.rs`.
+//! Cross-user isolation of lists and body references, rate limits, and
+//! keys revoked by another server after this one read them; keys and
+//! scopes on every route are the matrix in `authz.rs`.
 
 use axum::http::Method;
 use serde_json::json;
+use std::sync::Arc;
 
 use cofre_api::ApiConfig;
-use cofre_domain::auth::Scope;
+use cofre_domain::auth::{Scope, split_key};
 
+use crate::concurrency::{Sent, sent_together};
 use crate::on_both_backends;
-use crate::support::{Backend, TestApp};
+use crate::support::{Backend, NOW, TestApp, with};
 
 const ZERO_ID: &str = "00000000-0000-4000-8000-000000000000";
 
@@ -185,7 +188,95 @@ async fn rate_limit_is_enforced_and_reported(backend: Backend) {
         .ok(200);
 }
 
+/// A key of the app's user with `scopes`, used once here (so a store
+/// that remembers keys has it), then revoked through another store on the
+/// same database, as by another server.
+async fn revoked_elsewhere(app: &TestApp, scopes: &[Scope]) -> String {
+    let key = app.key_for(app.user, scopes).await;
+    let (id, _) = split_key(&key).unwrap();
+    let me = app.call(Method::GET, "/v1/me", Some(&key), None).await;
+    me.ok(200);
+    // Remembered where reading a key is a round trip of its own.
+    let remembered = app.store.recalled_api_key(id).await.is_some();
+    assert_eq!(remembered, app.url.starts_with("postgres"), "{}", app.url);
+    let other = cofre_store::connect(&app.url).await.unwrap();
+    assert!(
+        other
+            .revoke_api_key(id, NOW.parse().unwrap())
+            .await
+            .unwrap()
+    );
+    key
+}
+
+/// Creations authenticated with a key as this server last read it
+/// (PostgreSQL) check it as they commit: one revoked by another server
+/// since stores nothing, alone or among others' creations, on every path
+/// of a creation, and is answered 401 (not 403 for a scope it lacks).
+async fn a_key_revoked_elsewhere_stores_nothing(backend: Backend) {
+    let app = Arc::new(TestApp::start(backend).await);
+    let account = app.bank("Conta").await;
+    let row = |n: i64| {
+        json!({"account_id": account, "type": "DEBIT", "amount": n,
+            "description": format!("Compra {n}"), "date": "2026-11-20"})
+    };
+    let revoked = revoked_elsewhere(&app, &[Scope::Read, Scope::Write]).await;
+    let sent = |key: &str, n: i64, status: u16, names: &'static str| Sent {
+        key: key.to_owned(),
+        body: row(n),
+        status,
+        names,
+    };
+    sent_together(
+        &app,
+        &[
+            sent(&revoked, 1, 401, "unauthorized"),
+            sent(&app.key, 2, 201, ""),
+            sent(&revoked, 3, 401, "unauthorized"),
+            sent(&app.key, 4, 201, ""),
+        ],
+    )
+    .await;
+    // Refused in a write, the key is forgotten: its next request reads it.
+    let (id, _) = split_key(&revoked).unwrap();
+    assert!(app.store.recalled_api_key(id).await.is_none());
+    for body in [
+        row(5),
+        with(
+            &row(6),
+            json!({"id": "3f0c2a4e-8b1d-4c6e-9a2f-5d7b1e3c9a40"}),
+        ),
+        with(&row(7), json!({"installments": {"count": 3}})),
+        with(&row(8), json!({"recurrence": {"frequency": "MONTHLY"}})),
+    ] {
+        let key = revoked_elsewhere(&app, &[Scope::Read, Scope::Write]).await;
+        app.call(Method::POST, "/v1/transactions", Some(&key), Some(body))
+            .await
+            .problem(401, "unauthorized");
+    }
+    let read_only = revoked_elsewhere(&app, &[Scope::Read]).await;
+    app.call(
+        Method::POST,
+        "/v1/transactions",
+        Some(&read_only),
+        Some(row(9)),
+    )
+    .await
+    .problem(401, "unauthorized");
+    let rows = app
+        .all_pages("view=ledger&from=2026-11-01&to=2027-10-31", 100)
+        .await;
+    let mut kept: Vec<&str> = rows
+        .iter()
+        .map(|r| r["description"].as_str().unwrap())
+        .collect();
+    kept.sort_unstable();
+    assert_eq!(kept, ["Compra 2", "Compra 4"]);
+    assert_eq!(app.balance(&account).await, -6.0);
+}
+
 on_both_backends!(
     another_users_data_is_invisible,
     rate_limit_is_enforced_and_reported,
+    a_key_revoked_elsewhere_stores_nothing,
 );

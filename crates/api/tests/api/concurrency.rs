@@ -179,18 +179,21 @@ async fn one_client_id_created_at_once_is_one_row(backend: Backend) {
 /// sends, with whose key, and the answer it expects: a status (201 for a
 /// creation with its own id, which may instead be answered 200 as the
 /// replay of another send), and the problem code or the field a 400 names.
-struct Sent {
-    key: String,
-    body: Value,
-    status: u16,
-    names: &'static str,
+pub(crate) struct Sent {
+    pub key: String,
+    pub body: Value,
+    pub status: u16,
+    pub names: &'static str,
 }
 
 /// Sends `all` at once while `app`'s first user's writes wait for a lock,
 /// so they gather (on PostgreSQL they are stored in one call once it is
 /// let go), and checks each answer against what it expects: a refusal
 /// names what it should, a creation reads back by id as it was answered.
-async fn sent_together(app: &Arc<TestApp>, all: &[Sent]) -> Vec<crate::support::Response> {
+pub(crate) async fn sent_together(
+    app: &Arc<TestApp>,
+    all: &[Sent],
+) -> Vec<crate::support::Response> {
     let lock = hold_write_lock(app).await;
     let tasks: Vec<_> = all
         .iter()
@@ -211,8 +214,8 @@ async fn sent_together(app: &Arc<TestApp>, all: &[Sent]) -> Vec<crate::support::
             (400, field) => {
                 answer.invalid(&[field]);
             }
-            (409, code) => {
-                answer.problem(409, code);
+            (status, code) if status > 400 => {
+                answer.problem(status, code);
             }
             (status, _) => {
                 let replayed = answer.status == 200 && sent.body.get("id").is_some();

@@ -1,11 +1,13 @@
 //! Group commit on PostgreSQL for single-row creations: creations that
 //! arrive while earlier ones are being stored wait, and go together in the
-//! next call of `cofre_create_rows` (migration 0020), one statement and so
-//! one transaction and one WAL flush for all of them, instead of a call, a
-//! commit and a pooled connection (with the ping sqlx sends when it is
-//! given back) each. The call adds its rows to the running totals once,
-//! each sum with one statement for all of them (migration 0021), instead
-//! of once a row.
+//! next call of `cofre_create_rows` (migrations 0020 to 0022; a creation
+//! alone is a call of one), one statement and so one transaction and one
+//! WAL flush for all of them, instead of a call, a commit and a pooled
+//! connection (with the ping sqlx sends when it is given back) each. A
+//! call of several adds its rows to the running totals once, each sum
+//! with one statement for all of them (migration 0021), instead of once a
+//! row; a creation's key, when its request was authenticated from memory,
+//! is checked in the call (migration 0022).
 //!
 //! At most [`MAX_CALLS`] calls run at once from this process. A creation
 //! that finds fewer running starts a call for itself and whatever else
@@ -29,9 +31,9 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 
 use super::{
-    ANSWER_MARGIN, Arg, Bind, Created, Db, JSON_ARRAY, NewTransaction, StoreError, StoreResult,
+    ANSWER_MARGIN, ApiKeyId, Arg, Created, Db, JSON_ARRAY, NewTransaction, StoreError, StoreResult,
     TX_COLUMNS, TX_NAMES, Timestamp, Transaction, UserId, create_args, create_refusal,
-    create_row_query, decode_entries, out_of_time, refusal,
+    decode_entries, out_of_time, refusal,
 };
 use sqlx::Row;
 
@@ -53,7 +55,7 @@ type Answer = StoreResult<Created<Transaction>>;
 struct Waiting {
     /// Its owner, the order calls take users' row locks in.
     user: String,
-    /// `cofre_create_row`'s arguments but the time left ([`create_args`]).
+    /// Its values in the call ([`create_args`]).
     args: Vec<Arg>,
     /// When its request is cut off, if it serves one.
     deadline: Option<Instant>,
@@ -112,17 +114,19 @@ impl Creations {
         self.line.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Stores `new` for `user` with the creations waiting beside it.
+    /// Stores `new` for `user` with the creations waiting beside it; with
+    /// `key`, only if the call finds that key live.
     pub(super) async fn create(
         self: &Arc<Self>,
         user: UserId,
         new: &NewTransaction,
         now: Timestamp,
+        key: Option<ApiKeyId>,
     ) -> Answer {
         let (reply, answer) = oneshot::channel();
         let waiting = Waiting {
             user: user.to_string(),
-            args: create_args(user, new, now)?,
+            args: create_args(user, new, now, key)?,
             deadline: crate::deadline::deadline(),
             reply,
         };
@@ -167,7 +171,9 @@ impl Creations {
             // Every call takes the users' row locks in the same order.
             live.sort_by(|a, b| a.user.cmp(&b.user));
             let budget = live.iter().filter_map(|w| w.budget_ms(now)).min();
-            match self.together(&live, budget).await {
+            let batch: Vec<&[Arg]> = live.iter().map(|w| w.args.as_slice()).collect();
+            let result = self.together(&batch, budget).await;
+            match result {
                 Ok(answers) => {
                     for (waiting, answer) in live.into_iter().zip(answers) {
                         waiting.answer(answer);
@@ -194,30 +200,28 @@ impl Creations {
                 }
             }
         }
-        for mut waiting in live {
+        for waiting in live {
             let budget = waiting.budget_ms(Instant::now());
-            let answer = self.alone(std::mem::take(&mut waiting.args), budget).await;
+            let answer = self.alone(&waiting.args, budget).await;
             waiting.answer(answer);
         }
     }
 
-    /// One creation in a call of its own (`cofre_create_row`).
-    async fn alone(&self, args: Vec<Arg>, budget_ms: Option<i64>) -> Answer {
-        let row = create_row_query(args, budget_ms)
-            .query()?
-            .fetch_one(&self.pool)
+    /// One creation in a call of its own: a database error failing the
+    /// call is then its answer (a total out of range: a field error).
+    async fn alone(&self, args: &[Arg], budget_ms: Option<i64>) -> Answer {
+        let mut answers = self
+            .together(std::slice::from_ref(&args), budget_ms)
             .await
             .map_err(create_refusal)?;
-        let (page, deduped): (String, bool) = (row.try_get(0)?, row.try_get(1)?);
-        let value = decode_entries(&page)?.pop().ok_or(StoreError::NotFound)?;
-        Ok(Created { value, deduped })
+        answers.pop().ok_or(StoreError::NotFound)?
     }
 
     /// `batch` in one call of `cofre_create_rows`: each creation's answer,
     /// in order, or the error that failed the whole call.
     async fn together(
         &self,
-        batch: &[Waiting],
+        batch: &[&[Arg]],
         budget_ms: Option<i64>,
     ) -> Result<Vec<Answer>, sqlx::Error> {
         static CALL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -232,7 +236,7 @@ impl Creations {
         });
         let rows: Vec<serde_json::Value> = batch
             .iter()
-            .map(|waiting| waiting.args.iter().map(arg_json).collect())
+            .map(|args| args.iter().map(arg_json).collect())
             .collect();
         let rows = serde_json::Value::Array(rows).to_string();
         let answers = sqlx::query(sqlx::AssertSqlSafe(CALL.as_str()))

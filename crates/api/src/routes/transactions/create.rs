@@ -17,7 +17,7 @@ use super::bodies::CreationResult;
 use super::body_json::{write_created, write_rule};
 use super::parse_tag_ids;
 use crate::AppState;
-use crate::auth::{Auth, Write};
+use crate::auth::{Auth, WriteCheckedOnCommit};
 use crate::error::{ApiResult, Problem};
 use crate::extract::{AppJson, json_response, uuid_field};
 use crate::json::{Amount, Description, JsonMoney, Notes};
@@ -161,7 +161,7 @@ impl CreateTransaction {
         CommonErrors))]
 pub(super) async fn create_transaction(
     State(state): State<AppState>,
-    auth: Auth<Write>,
+    auth: Auth<WriteCheckedOnCommit>,
     AppJson(body): AppJson<CreateTransaction>,
 ) -> ApiResult<Response> {
     let input = body.into_input()?;
@@ -171,6 +171,8 @@ pub(super) async fn create_transaction(
         Creation::Simple(new) => (new, None),
         Creation::Installments { plan, first } => (first, Some(plan)),
         Creation::Recurrence(rule) => {
+            // Storing a rule does not check a recalled key: read it now.
+            let auth = auth.confirmed(&state).await?;
             let created_rule = store.create_rule(auth.user(), &rule).await?;
             let next =
                 ledger::next_occurrence(store, auth.user(), &created_rule.value, today).await?;
@@ -189,7 +191,13 @@ pub(super) async fn create_transaction(
         }
     };
     let created_row = store
-        .create_transaction(auth.user(), &new, plan.as_ref(), state.clock.now())
+        .create_transaction(
+            auth.user(),
+            &new,
+            plan.as_ref(),
+            state.clock.now(),
+            auth.key_to_check(),
+        )
         .await?;
     let body = write_created(
         &created_row.value,
