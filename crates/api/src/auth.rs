@@ -333,6 +333,21 @@ mod tests {
         assert_eq!(bearer(&headers), None);
     }
 
+    /// The route whose creations may be authenticated with a recalled key
+    /// is the one the creation handler serves (renamed, the middleware
+    /// would read every key again: safe, and the round trip back).
+    #[test]
+    fn the_recalled_key_route_is_the_creations() {
+        let doc = crate::openapi();
+        let post = doc
+            .paths
+            .paths
+            .get(CHECKED_ON_COMMIT_ROUTE)
+            .and_then(|item| item.post.as_ref())
+            .expect("a POST at the route");
+        assert_eq!(post.operation_id.as_deref(), Some("create_transaction"));
+    }
+
     #[test]
     fn secrets_are_random_hex() {
         let a = new_secret().unwrap();
