@@ -73,11 +73,15 @@ impl Writes {
     }
 
     /// Keeps `id`'s key as a lookup just `found` it: while live; a key
-    /// found revoked or gone is forgotten.
+    /// found revoked or gone is forgotten. A live key already kept is left
+    /// as it is (a key's owner, secret and scopes never change), so the
+    /// lookup every other request makes writes nothing here.
     async fn recall(&self, id: ApiKeyId, found: Option<&FoundKey>) {
         match found {
             Some(found) if found.key.revoked_at.is_none() => {
-                self.recalled.insert(id, found.key.clone()).await;
+                if !self.recalled.contains_key(&id) {
+                    self.recalled.insert(id, found.key.clone()).await;
+                }
             }
             _ => self.recalled.invalidate(&id).await,
         }

@@ -225,7 +225,7 @@ BEGIN
         IF c.code = 'CF005' THEN
             RAISE EXCEPTION 'past the requests'' deadline' USING ERRCODE = 'CF005';
         END IF;
-        IF c.code IS NULL AND NOT c.deduped THEN
+        IF by_call AND c.code IS NULL AND NOT c.deduped THEN
             added := added || c.made;
         END IF;
         made := c.made;

@@ -172,8 +172,7 @@ impl Creations {
             live.sort_by(|a, b| a.user.cmp(&b.user));
             let budget = live.iter().filter_map(|w| w.budget_ms(now)).min();
             let batch: Vec<&[Arg]> = live.iter().map(|w| w.args.as_slice()).collect();
-            let result = self.together(&batch, budget).await;
-            match result {
+            match self.together(&batch, budget).await {
                 Ok(answers) => {
                     for (waiting, answer) in live.into_iter().zip(answers) {
                         waiting.answer(answer);
