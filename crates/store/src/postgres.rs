@@ -129,7 +129,7 @@ impl Reads {
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
 /// A creation's values in a call of `cofre_create_rows` (migrations 0020
-/// and 0021) for `new`: the general path's INSERT values (`insert_args`),
+/// to 0022) for `new`: the general path's INSERT values (`insert_args`),
 /// the tag ids as a JSON array, whether the client chose the id, and the
 /// key to check in the call ([`Store::create_transaction`]'s `key`).
 fn create_args(
@@ -149,7 +149,7 @@ fn create_args(
 }
 
 /// What a refusal of a creation (its `code` and `message`, migrations
-/// 0019 to 0021) means; `None` for any other code.
+/// 0019 to 0022) means; `None` for any other code.
 fn refusal(code: &str, message: &str) -> Option<StoreError> {
     Some(match code {
         "CF001" => StoreError::IdConflict,
@@ -209,7 +209,7 @@ impl SqlStore {
     }
 
     /// [`Store::create_transaction`] of a row (no installment plan) in one
-    /// round trip: `cofre_create_rows` (migrations 0020 and 0021) runs the
+    /// round trip: `cofre_create_rows` (migrations 0020 to 0022) runs the
     /// general path's steps (the key check when one is given, the version
     /// bump, the replay and reference checks, the INSERT and its tags) in
     /// the server, as one statement and so one transaction, instead of five

@@ -244,6 +244,8 @@ pub(crate) async fn sent_together(
 /// call as a whole): each is answered as it would be alone, the refused
 /// keep nothing, the rest are kept whole, and every running total (a
 /// call adds its rows to them once, migration 0021) equals a fresh sum.
+/// The first call's ids are distinct, so on PostgreSQL it is stored set by
+/// set (migration 0022); a call with one id twice, creation by creation.
 async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     let app = Arc::new(TestApp::start(backend).await);
     let mine = app.bank("Conta").await;
@@ -272,6 +274,27 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     let their_account = app
         .account_as(&theirs, json!({"type": "BANK", "title": "Dela"}))
         .await;
+    // Theirs, so in a refusal no foreign key stands in for the check.
+    let their_tag = app
+        .call(
+            Method::POST,
+            "/v1/tags",
+            Some(&theirs),
+            Some(json!({"title": "Dela", "color_hex": "#654321"})),
+        )
+        .await
+        .ok(201)["id"]
+        .clone();
+    let their_category = app
+        .call(
+            Method::POST,
+            "/v1/categories",
+            Some(&theirs),
+            Some(json!({"title": "Dela"})),
+        )
+        .await
+        .ok(201)["id"]
+        .clone();
     let taken = "5d1c8f8e-2b7a-4c1e-8f3d-9a6b4c2e1f00";
     app.call(
         Method::POST,
@@ -297,6 +320,16 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     };
     let zero = "00000000-0000-0000-0000-000000000000";
     let twice = "7e2a4c1b-3f5d-4e6a-9b8c-1d2e3f4a5b6c";
+    // Sent once before, and again among the others: a replay.
+    let again = "3b9d2f4e-6a1c-4d8e-b5f7-2c4a6e8b0d13";
+    app.call(
+        Method::POST,
+        "/v1/transactions",
+        Some(&app.key),
+        Some(with(&row(&mine, 600), json!({"id": again}))),
+    )
+    .await
+    .ok(201);
     let mut all = Vec::new();
     for cents in 101..=112 {
         all.push(sent(
@@ -331,6 +364,18 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
             400,
             "category_id",
         ),
+        sent(
+            &app.key,
+            with(&row(&mine, 6), json!({"tag_ids": [their_tag]})),
+            400,
+            "tag_ids",
+        ),
+        sent(
+            &app.key,
+            with(&row(&mine, 7), json!({"category_id": their_category})),
+            400,
+            "category_id",
+        ),
         sent(&app.key, row(&their_account, 3), 400, "account_id"),
         sent(
             &app.key,
@@ -340,30 +385,45 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
         ),
         sent(
             &app.key,
-            with(&row(&mine, 500), json!({"id": twice})),
-            201,
-            "",
-        ),
-        sent(
-            &app.key,
-            with(&row(&mine, 500), json!({"id": twice})),
+            with(&row(&mine, 600), json!({"id": again})),
             201,
             "",
         ),
     ]);
     let answers = sent_together(&app, &all).await;
     assert_eq!(drift(&app).await, vec![], "the sums after a call");
-    let twice: Vec<_> = answers[answers.len() - 2..]
+    assert_eq!(answers.last().map(|answer| answer.status), Some(200));
+    for answer in &answers[..12] {
+        assert_eq!(answer.body["transaction"]["tags"][0]["id"], label.as_str());
+    }
+    // One id sent twice at once: on PostgreSQL its call is stored creation
+    // by creation (migration 0022), so the second replays the first.
+    let sent_twice = sent_together(
+        &app,
+        &[
+            sent(
+                &app.key,
+                with(&row(&mine, 500), json!({"id": twice})),
+                201,
+                "",
+            ),
+            sent(&theirs, row(&their_account, 207), 201, ""),
+            sent(
+                &app.key,
+                with(&row(&mine, 500), json!({"id": twice})),
+                201,
+                "",
+            ),
+        ],
+    )
+    .await;
+    let twice: Vec<_> = [&sent_twice[0], &sent_twice[2]]
         .iter()
         .map(|answer| (answer.status, answer.body["transaction"]["id"].clone()))
         .collect();
     assert!(
         matches!(twice[..], [(201, ref a), (200, ref b)] | [(200, ref a), (201, ref b)] if a == b),
         "{twice:?}"
-    );
-    assert_eq!(
-        answers[0].body["transaction"]["tags"][0]["id"],
-        label.as_str()
     );
     // A creation taking a total out of range among others: on PostgreSQL
     // it fails their call as a whole, and each is stored again on its own.
@@ -382,13 +442,14 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
         ],
     )
     .await;
-    // Kept: twelve rows, the one sent twice and two more in mine; nothing
-    // more in the full account; six and the taken one in theirs.
+    // Kept: twelve rows, the one sent again, the one sent twice and two
+    // more in mine; nothing more in the full account; seven and the taken
+    // one in theirs.
     let window = "view=ledger&from=2026-11-01&to=2026-11-30";
     let rows = app.all_pages(window, 100).await;
     let in_account = |account: &str| rows.iter().filter(|r| r["account_id"] == account).count();
-    assert_eq!((in_account(&mine), in_account(&full)), (15, 100));
-    let mine_cents: i64 = (101..=112).sum::<i64>() + 500 + 301 + 302;
+    assert_eq!((in_account(&mine), in_account(&full)), (16, 100));
+    let mine_cents: i64 = (101..=112).sum::<i64>() + 600 + 500 + 301 + 302;
     assert_eq!(app.balance(&mine).await, -(mine_cents as f64) / 100.0);
     assert_eq!(app.balance(&full).await, 9_999_999_999_999.0);
     let theirs_listed = app
@@ -399,7 +460,7 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
             None,
         )
         .await;
-    assert_eq!(theirs_listed.ok(200)["data"].as_array().unwrap().len(), 7);
+    assert_eq!(theirs_listed.ok(200)["data"].as_array().unwrap().len(), 8);
     balances_equal_their_rows(&app).await;
     assert_eq!(drift(&app).await, vec![], "the sums after a failed call");
 }

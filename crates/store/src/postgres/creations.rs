@@ -1,13 +1,15 @@
 //! Group commit on PostgreSQL for single-row creations: creations that
 //! arrive while earlier ones are being stored wait, and go together in the
-//! next call of `cofre_create_rows` (migrations 0020 and 0021; a creation
+//! next call of `cofre_create_rows` (migrations 0020 to 0022; a creation
 //! alone is a call of one), one statement and so one transaction and one
 //! WAL flush for all of them, instead of a call, a commit and a pooled
 //! connection (with the ping sqlx sends when it is given back) each. A
 //! call of several adds its rows to the running totals once, each sum
 //! with one statement for all of them (migration 0021), instead of once a
 //! row; a creation's key, when its request was authenticated from memory,
-//! is checked in the call (migration 0021 too).
+//! is checked in the call (migration 0021 too). A call of several
+//! creations with distinct ids is stored set by set, a statement for all
+//! of them at each step, not creation by creation (migration 0022).
 //!
 //! At most [`MAX_CALLS`] calls run at once from this process. A creation
 //! that finds fewer running starts a call for itself and whatever else
