@@ -13,9 +13,12 @@
 //!
 //! At most [`MAX_CALLS`] calls run at once from this process. A creation
 //! that finds fewer running starts a call for itself and whatever else
-//! waits, so under light load nothing waits for anything; a call that ends
-//! takes the next waiting creations at once (the longest waiting first, at
-//! most [`MAX_BATCH`]). Calls run as tasks of their own, so a request cut
+//! waits, so under light load nothing waits for anything; only within
+//! [`GATHER`] of the end of a call of several does the call it starts wait,
+//! at most that long, for as many creations as that call had (their
+//! clients are sending their next). A call that ends takes the next
+//! waiting creations at once (the longest waiting first, at most
+//! [`MAX_BATCH`]). Calls run as tasks of their own, so a request cut
 //! off at its deadline does not cut off the other creations sharing its
 //! call. A creation is acknowledged only after its call committed.
 //!
@@ -28,9 +31,9 @@
 //! 503.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
 use super::{
     ANSWER_MARGIN, ApiKeyId, Arg, Created, Db, JSON_ARRAY, NewTransaction, StoreError, StoreResult,
@@ -49,6 +52,14 @@ const MAX_BATCH: usize = 64;
 /// or two lines of one call each) for eight users, and more for one:
 /// calls for the same user wait for each other's row lock.
 const MAX_CALLS: usize = 1;
+
+/// How long a call that starts soon after a call of several may wait for
+/// as many creations as that one had: their clients, just answered, are
+/// sending their next ones. Without it, the first of them to arrive went in
+/// a call of its own and the rest waited for it, so eight clients' calls
+/// alternated between one creation and seven (docs/performance.md,
+/// twenty-fourth round).
+const GATHER: Duration = Duration::from_millis(1);
 
 /// What a creation is answered.
 type Answer = StoreResult<Created<Transaction>>;
@@ -82,11 +93,13 @@ impl Waiting {
     }
 }
 
-/// The creations waiting, and how many calls run.
+/// The creations waiting, how many calls run, and when the last call
+/// ended and how many creations it had.
 #[derive(Default)]
 struct Line {
     waiting: Vec<Waiting>,
     calls: usize,
+    last: Option<(Instant, usize)>,
 }
 
 impl Line {
@@ -95,12 +108,27 @@ impl Line {
         let count = self.waiting.len().min(MAX_BATCH);
         self.waiting.drain(..count).collect()
     }
+
+    /// How many creations a call starting `now` waits for (at most
+    /// [`GATHER`]): as many as the last call had, if it had several and
+    /// ended less than [`GATHER`] ago; none otherwise, so a creation under
+    /// light load waits for nothing.
+    fn expected(&self, now: Instant) -> usize {
+        match self.last {
+            Some((ended, count)) if count > 1 && now.duration_since(ended) < GATHER => {
+                count.min(MAX_BATCH)
+            }
+            _ => 0,
+        }
+    }
 }
 
 /// The single-row creations of one store.
 pub(super) struct Creations {
     pool: sqlx::Pool<Db>,
     line: Mutex<Line>,
+    /// Told of every creation that joins the line.
+    arrived: Notify,
 }
 
 impl Creations {
@@ -108,6 +136,7 @@ impl Creations {
         Arc::new(Self {
             pool: pool.clone(),
             line: Mutex::default(),
+            arrived: Notify::new(),
         })
     }
 
@@ -137,21 +166,40 @@ impl Creations {
             line.waiting.push(waiting);
             (line.calls < MAX_CALLS).then(|| {
                 line.calls += 1;
-                line.next_call()
+                line.expected(Instant::now())
             })
         };
-        if let Some(first) = start {
+        self.arrived.notify_waiters();
+        if let Some(expected) = start {
             let running = Running {
                 creations: Arc::clone(self),
                 done: false,
             };
-            tokio::spawn(running.run(first));
+            tokio::spawn(running.run(expected));
         }
         answer.await.unwrap_or_else(|_| {
             Err(StoreError::Unavailable(
                 "the creation's call ended without an answer".to_owned(),
             ))
         })
+    }
+
+    /// Waits until `expected` creations are in the line, or [`GATHER`]
+    /// has passed.
+    async fn gather(&self, expected: usize) {
+        let until = tokio::time::Instant::now() + GATHER;
+        loop {
+            let arrived = self.arrived.notified();
+            tokio::pin!(arrived);
+            // Told of creations joining from here on, before counting.
+            arrived.as_mut().enable();
+            if self.line().waiting.len() >= expected {
+                return;
+            }
+            if tokio::time::timeout_at(until, arrived).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// Stores `batch` and answers each of its creations.
@@ -300,12 +348,21 @@ struct Running {
 }
 
 impl Running {
-    /// Runs `batch`, then the creations that gathered meanwhile, until
-    /// none waits.
-    async fn run(mut self, mut batch: Vec<Waiting>) {
+    /// Runs the waiting creations, once `expected` of them are waiting
+    /// ([`Creations::gather`]), then those that gathered meanwhile, until
+    /// none waits. After a call, as many are expected as it had and are
+    /// waiting: its clients, just answered, are sending their next, and
+    /// one call for all of them costs less than two.
+    async fn run(mut self, mut expected: usize) {
         loop {
+            if expected > 1 {
+                self.creations.gather(expected).await;
+            }
+            let batch = self.creations.line().next_call();
+            let count = batch.len();
             self.creations.call(batch).await;
             let mut line = self.creations.line();
+            line.last = Some((Instant::now(), count));
             if line.waiting.is_empty() {
                 // In the same hold of the line as the check: a creation
                 // arriving after it finds a free place and starts a call.
@@ -313,7 +370,7 @@ impl Running {
                 self.done = true;
                 return;
             }
-            batch = line.next_call();
+            expected = (count + line.waiting.len()).min(MAX_BATCH);
         }
     }
 }
@@ -323,5 +380,36 @@ impl Drop for Running {
         if !self.done {
             self.creations.line().calls -= 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn after(count: usize, ago: Duration) -> (Line, Instant) {
+        let now = Instant::now() + Duration::from_secs(1);
+        let line = Line {
+            last: Some((now - ago, count)),
+            ..Line::default()
+        };
+        (line, now)
+    }
+
+    #[test]
+    fn a_call_right_after_one_of_several_waits_for_as_many() {
+        let (line, now) = after(8, Duration::from_micros(200));
+        assert_eq!(line.expected(now), 8);
+        let (line, now) = after(MAX_BATCH * 2, Duration::ZERO);
+        assert_eq!(line.expected(now), MAX_BATCH);
+    }
+
+    #[test]
+    fn a_creation_under_light_load_waits_for_nothing() {
+        assert_eq!(Line::default().expected(Instant::now()), 0);
+        let (line, now) = after(1, Duration::ZERO);
+        assert_eq!(line.expected(now), 0, "after a call of one");
+        let (line, now) = after(8, GATHER);
+        assert_eq!(line.expected(now), 0, "long after a call of several");
     }
 }
