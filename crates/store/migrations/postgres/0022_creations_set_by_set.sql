@@ -26,9 +26,13 @@
 --
 -- cofre_create_set's statements are planned once a connection
 -- (plan_cache_mode = force_generic_plan): planned afresh on every call they
--- cost more than they save. Each reads a table by its key in a subquery of
--- its own, a plan that stays an index lookup whatever the table's size
--- when it was planned.
+-- cost more than they save. Each reads a table by its key, in a subquery
+-- of its own (a plan that stays an index lookup whatever the table's size
+-- when it was planned), but the users' lock and bump, by `= ANY` of the
+-- call's users; a plan made while a table was small is made again once
+-- it is analyzed (PostgreSQL drops a cached plan when its tables'
+-- statistics change). A first try joining the call's creations to
+-- transactions kept, on a new database, a plan scanning the whole table.
 
 -- 0018's trigger, not called while a call adds its rows up itself (its
 -- function's own check of cofre.sums_by_call, from 0021, stays for a

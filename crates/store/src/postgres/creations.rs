@@ -53,12 +53,13 @@ const MAX_BATCH: usize = 64;
 /// calls for the same user wait for each other's row lock.
 const MAX_CALLS: usize = 1;
 
-/// How long a call that starts soon after a call of several may wait for
-/// as many creations as that one had: their clients, just answered, are
-/// sending their next ones. Without it, the first of them to arrive went in
-/// a call of its own and the rest waited for it, so eight clients' calls
-/// alternated between one creation and seven (docs/performance.md,
-/// twenty-fourth round).
+/// The longest a call waits for creations it expects: after a call of
+/// several, those its clients, just answered, are sending next. Without
+/// it, a call took only the creations already waiting, and eight clients'
+/// creations went in two alternating halves (3.9 a call measured, one half
+/// waiting for the other's call), each half paying a call's fixed cost
+/// (docs/performance.md, twenty-fourth round). At most this much is added
+/// to a creation's time when fewer come than expected.
 const GATHER: Duration = Duration::from_millis(1);
 
 /// What a creation is answered.
