@@ -623,17 +623,8 @@ async fn category_deletion_refuses_bad_input(backend: Backend) {
     // Another user's category is nobody's here, as replacement or target.
     let (_, other) = app.new_user().await;
     let theirs = app
-        .call(
-            Method::POST,
-            "/v1/categories",
-            Some(&other),
-            Some(json!({"title": "Deles"})),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .created_as(&other, "/v1/categories", json!({"title": "Deles"}))
+        .await;
     app.delete(&format!("/v1/categories/{own}?replacement_id={theirs}"))
         .await
         .invalid(&["replacement_id"]);

@@ -276,25 +276,15 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
         .await;
     // Theirs, so in a refusal no foreign key stands in for the check.
     let their_tag = app
-        .call(
-            Method::POST,
+        .created_as(
+            &theirs,
             "/v1/tags",
-            Some(&theirs),
-            Some(json!({"title": "Dela", "color_hex": "#654321"})),
+            json!({"title": "Dela", "color_hex": "#654321"}),
         )
-        .await
-        .ok(201)["id"]
-        .clone();
+        .await;
     let their_category = app
-        .call(
-            Method::POST,
-            "/v1/categories",
-            Some(&theirs),
-            Some(json!({"title": "Dela"})),
-        )
-        .await
-        .ok(201)["id"]
-        .clone();
+        .created_as(&theirs, "/v1/categories", json!({"title": "Dela"}))
+        .await;
     let taken = "5d1c8f8e-2b7a-4c1e-8f3d-9a6b4c2e1f00";
     app.call(
         Method::POST,

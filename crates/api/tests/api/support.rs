@@ -363,9 +363,13 @@ impl TestApp {
     /// Creates an account from `body` with `key`, another user's say
     /// (201), and returns its id.
     pub async fn account_as(&self, key: &str, body: Value) -> String {
-        let response = self
-            .call(Method::POST, "/v1/accounts", Some(key), Some(body))
-            .await;
+        self.created_as(key, "/v1/accounts", body).await
+    }
+
+    /// POSTs `body` to `path` with `key`, another user's say, expecting
+    /// 201, and returns the created resource's id.
+    pub async fn created_as(&self, key: &str, path: &str, body: Value) -> String {
+        let response = self.call(Method::POST, path, Some(key), Some(body)).await;
         response.ok(201)["id"].as_str().expect("id").to_owned()
     }
 
