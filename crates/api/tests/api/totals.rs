@@ -1,5 +1,6 @@
 //! The running totals that triggers keep (account balances, per-day sums
-//! that card bills are made of, the per-month sums of visible rows the
+//! that card bills are made of (on PostgreSQL kept for cards only, and
+//! made afresh when an account becomes one), the per-month sums of visible rows the
 //! overview's month reads, the per-category and per-day sums budgets and
 //! reports read, per account and over each user's accounts) always equal a
 //! fresh sum over the rows,
@@ -25,11 +26,12 @@ const RECOUNT: &str = "\
         CAST(COALESCE((SELECT SUM(t.amount_cents) FROM transactions t WHERE t.account_id = d.account_id \
             AND t.date = d.date AND t.type = d.type AND t.bill_month IS NULL \
             AND (t.installment_purchase_id IS NOT NULL) = d.installment), 0) AS BIGINT) \
-    FROM day_totals d \
+    FROM day_totals d JOIN accounts a ON a.id = d.account_id WHERE a.type = 'CREDIT' \
     UNION ALL \
     SELECT 'missing day', t.account_id, t.date, t.type, t.installment_purchase_id IS NOT NULL, 0, \
         CAST(SUM(t.amount_cents) AS BIGINT) \
-    FROM transactions t WHERE t.bill_month IS NULL AND NOT EXISTS (SELECT 1 FROM day_totals d \
+    FROM transactions t JOIN accounts a ON a.id = t.account_id \
+    WHERE a.type = 'CREDIT' AND t.bill_month IS NULL AND NOT EXISTS (SELECT 1 FROM day_totals d \
         WHERE d.account_id = t.account_id AND d.date = t.date AND d.type = t.type \
         AND d.installment = (t.installment_purchase_id IS NOT NULL)) \
     GROUP BY t.account_id, t.date, t.type, t.installment_purchase_id IS NOT NULL \
@@ -379,6 +381,33 @@ async fn kept_totals_match_fresh_sums(backend: Backend) {
         .await
         .ok(200);
     assert_eq!(drift(&app).await, []);
+    // Savings, a card before, got rows while a bank account (a transfer's
+    // leg, marked and hidden); as a card again its days are its rows'. A
+    // row taken off it while a bank account leaves its day at zero.
+    let passing = app
+        .tx(
+            json!({"account_id": savings, "type": "DEBIT", "amount": 7, "description": "Passa",
+            "date": "2026-11-27"}),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let to_type = |kind: &str| {
+        let (app, savings) = (&app, &savings);
+        let change = json!({ "type": kind });
+        async move {
+            app.patch(&format!("/v1/accounts/{savings}"), change.clone())
+                .await
+                .ok(200);
+            assert_eq!(drift(app).await, [], "after {change}");
+        }
+    };
+    to_type("CREDIT").await;
+    to_type("BANK").await;
+    app.delete(&path(&passing)).await.ok(200);
+    to_type("CREDIT").await;
+    to_type("BANK").await;
     // A rule with a tag, one of its entries hidden (a tombstone), the tag
     // renamed.
     let tag = app
