@@ -30,7 +30,8 @@
 //! the least time its requests have left keeps nothing and answers each
 //! 503.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, oneshot};
@@ -267,29 +268,34 @@ impl Creations {
         answers.pop().ok_or(StoreError::NotFound)?
     }
 
-    /// `batch` in one call of `cofre_create_rows`: each creation's answer,
-    /// in order, or the error that failed the whole call.
+    /// `batch` in one call of `cofre_create_rows`, or, for several
+    /// creations with distinct ids, of `cofre_create_set` (migration 0022),
+    /// which `cofre_create_rows` hands such a call to: called straight, the
+    /// call's JSON is not read twice nor every answer copied twice. Each
+    /// creation's answer, in order, or the error that failed the whole call.
     async fn together(
         &self,
         batch: &[&[Arg]],
         budget_ms: Option<i64>,
     ) -> Result<Vec<Answer>, sqlx::Error> {
-        static CALL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-            format!(
-                "SELECT p.code, p.message, COALESCE(p.deduped, FALSE), \
-                 CAST({JSON_ARRAY}({JSON_ARRAY}({TX_NAMES}, p.tags)) AS TEXT) FROM (\
-                 SELECT c.n, c.code, c.message, c.deduped, c.tags, {TX_COLUMNS} \
-                 FROM cofre_create_rows($1, $2) c CROSS JOIN LATERAL (SELECT (c.made).*) t \
-                 LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id) p \
-                 ORDER BY p.n"
+        static ROWS: LazyLock<String> = LazyLock::new(|| call_of("cofre_create_rows($1, $2)"));
+        static SET: LazyLock<String> = LazyLock::new(|| {
+            call_of(
+                "cofre_create_set(CAST($1 AS JSONB), \
+                 statement_timestamp() + $2 * INTERVAL '1 millisecond')",
             )
         });
+        let call = if batch.len() > 1 && distinct_ids(batch) {
+            &SET
+        } else {
+            &ROWS
+        };
         let rows: Vec<serde_json::Value> = batch
             .iter()
             .map(|args| args.iter().map(arg_json).collect())
             .collect();
         let rows = serde_json::Value::Array(rows).to_string();
-        let answers = sqlx::query(sqlx::AssertSqlSafe(CALL.as_str()))
+        let answers = sqlx::query(sqlx::AssertSqlSafe(call.as_str()))
             .bind(rows)
             .bind(budget_ms)
             .fetch_all(&self.pool)
@@ -303,6 +309,29 @@ impl Creations {
         }
         Ok(answers.iter().map(read_answer).collect())
     }
+}
+
+/// The query of [`Creations::together`] over `function`'s rows (one a
+/// creation, in order): each creation's refusal, or its row as a page of
+/// one entry.
+fn call_of(function: &str) -> String {
+    format!(
+        "SELECT p.code, p.message, COALESCE(p.deduped, FALSE), \
+         CAST({JSON_ARRAY}({JSON_ARRAY}({TX_NAMES}, p.tags)) AS TEXT) FROM (\
+         SELECT c.n, c.code, c.message, c.deduped, c.tags, {TX_COLUMNS} \
+         FROM {function} c CROSS JOIN LATERAL (SELECT (c.made).*) t \
+         LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id) p \
+         ORDER BY p.n"
+    )
+}
+
+/// Whether no two creations of `batch` share an id (its first value).
+fn distinct_ids(batch: &[&[Arg]]) -> bool {
+    let mut seen = HashSet::with_capacity(batch.len());
+    batch.iter().all(|args| match args.first() {
+        Some(Arg::Text(id)) => seen.insert(id.as_str()),
+        _ => false,
+    })
 }
 
 /// One creation's answer in a row of [`Creations::together`]'s call.
@@ -403,6 +432,14 @@ mod tests {
         assert_eq!(line.expected(now), 8);
         let (line, now) = after(MAX_BATCH * 2, Duration::ZERO);
         assert_eq!(line.expected(now), MAX_BATCH);
+    }
+
+    #[test]
+    fn only_a_call_without_an_id_twice_goes_set_by_set() {
+        let (a, b) = ([Arg::Text("a".into())], [Arg::Text("b".into())]);
+        assert!(distinct_ids(&[&a, &b]));
+        assert!(!distinct_ids(&[&a, &b, &a]), "an id twice");
+        assert!(!distinct_ids(&[&a, &[Arg::OptText(None)]]), "no id");
     }
 
     #[test]
