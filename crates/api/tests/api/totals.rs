@@ -1,13 +1,13 @@
 //! The running totals that triggers keep (account balances, per-day sums
 //! that card bills are made of (on PostgreSQL kept for cards only, and
-//! made afresh when an account becomes one), the per-month sums of visible rows the
-//! overview's month reads, the per-category and per-day sums budgets and
-//! reports read, per account and over each user's accounts) always equal a
-//! fresh sum over the rows,
-//! whatever path changed them; and what the store keeps in memory under
-//! the versions those triggers bump (each card's money, brought up to date
-//! by the days a write changed; the projection sources) always equals what
-//! a store with nothing in memory reads.
+//! made afresh when an account becomes one), the per-month sums of
+//! visible rows the overview's month reads, the per-category and per-day
+//! sums budgets and reports read, per account and over each user's
+//! accounts) always equal a fresh sum over the rows, whatever path changed
+//! them; and what the store keeps in memory under the versions those
+//! triggers bump (each card's money, brought up to date by the days a
+//! write changed; the projection sources) always equals what a store with
+//! nothing in memory reads.
 
 use serde_json::json;
 use sqlx::{Connection, Row};

@@ -7,8 +7,9 @@
 -- version is indexed (for the card read's `version > v`), so no update of
 -- one is HOT and each writes both their indexes again. Measured with
 -- function statistics on a call of eight users' bank creations, adding a
--- call's rows to the sums took 0.52-0.56 ms without them against
--- 0.70-0.76 with (docs/performance.md, twenty-fifth round). Now:
+-- call's rows to the sums took 0.53-0.63 ms a call without them against
+-- 0.62-0.76 with, alternated on two speeds of the machine
+-- (docs/performance.md, twenty-fifth round). Now:
 -- - a row adds to day_totals only when its account is a card, in the row
 --   trigger's function (0018's, below, reading the account's type also
 --   when only the totals change) and in a call's sums (0021's, below);

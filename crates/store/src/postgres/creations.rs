@@ -9,7 +9,8 @@
 //! row; a creation's key, when its request was authenticated from memory,
 //! is checked in the call (migration 0021 too). A call of several
 //! creations with distinct ids is stored set by set, a statement for all
-//! of them at each step, not creation by creation (migration 0022).
+//! of them at each step, not creation by creation (migration 0022's
+//! `cofre_create_set`, called straight).
 //!
 //! At most [`MAX_CALLS`] calls run at once from this process. A creation
 //! that finds fewer running starts a call for itself and whatever else
