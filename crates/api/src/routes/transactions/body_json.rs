@@ -237,9 +237,8 @@ fn digits(out: &mut String, mut n: u64) {
             break;
         }
     }
-    for &byte in &buf[start..] {
-        out.push(char::from(byte));
-    }
+    // ASCII digits, written at once.
+    out.push_str(std::str::from_utf8(&buf[start..]).unwrap_or_default());
 }
 
 /// A UUID, hyphenated and lower case, in quotes.
