@@ -2,6 +2,8 @@
 //! store, the projections of the same window from the pure view module,
 //! merged into one page; and projected entries resolved by handle.
 
+use std::sync::Arc;
+
 use jiff::Span;
 use jiff::civil::Date;
 
@@ -9,14 +11,27 @@ use cofre_domain::UserId;
 use cofre_domain::projection::Handle;
 use cofre_domain::time::MAX_DATE;
 use cofre_domain::transaction::{Page, PageRequest, Transaction, TransactionFilter, last_day};
-use cofre_domain::view::{bills_page, merge, projected_page};
+use cofre_domain::view::{bills_page, in_list_order, merge, projected_entries};
 use cofre_store::{Store, StoreError, StoreResult};
 
 use crate::cards;
 
+/// How many times a page is made again when the projection sources
+/// changed while it was read; the last try is served as it is.
+const TRIES: usize = 3;
+
 /// One page of the merged view. In the cashflow view, card bills with
 /// something left to pay stand in for the cards' rows; `today` decides
 /// what a bill still owes.
+///
+/// The entries from elsewhere (projections, bills) are made in memory,
+/// one at a time in list order, as the store reads the stored rows: it
+/// reads only the rows that make the page
+/// ([`PageCut`](cofre_domain::transaction::PageCut)), and only the
+/// entries the page can show are made. A write between reading the
+/// sources and the rows could show a projection beside the row that
+/// replaced it, so the page is made again when the sources changed
+/// meanwhile.
 pub async fn page(
     store: &dyn Store,
     user: UserId,
@@ -24,54 +39,69 @@ pub async fn page(
     request: &PageRequest,
     today: Date,
 ) -> StoreResult<Page<Transaction>> {
-    let stored = store.list_transactions(user, filter, request).await?;
     // Projections after the cursor lie on or before its day.
     let upper = last_day(request.after.as_ref(), filter.to);
     if upper < filter.from {
-        return Ok(stored);
+        return store.list_transactions(user, filter, request).await;
     }
-    // Sources of the whole window, so every page of a list shares them.
-    let sources = store.view_sources(user, filter.from, filter.to).await?;
-    // With a full page of stored rows, a projection dated before the last
-    // of them cannot make the page: look no further back than that day.
-    let lower = match stored.items.last() {
-        Some(last) if stored.items.len() == request.limit => last.state.date.max(filter.from),
-        _ => filter.from,
-    };
-    let projected = if lower == filter.from {
-        projected_page(&sources, filter, request.after.as_ref(), request.limit)
-    } else {
-        let narrowed = TransactionFilter {
-            from: lower,
-            ..filter.clone()
-        };
-        projected_page(&sources, &narrowed, request.after.as_ref(), request.limit)
-    };
-    let mut merged = merge(stored.items, projected, request.limit);
-    merged.has_more |= stored.has_more;
-    if filter.cashflow && sources.accounts.values().any(|a| a.card.is_some()) {
-        // The whole window, not just up to the cursor: every page then
-        // shares one set of (cached) books; the cursor applies below.
-        let bills = cards::cashflow_bills(store, user, filter.from, filter.to, today).await?;
-        let bills = bills_page(&sources, filter, request.after.as_ref(), bills);
-        if !bills.is_empty() {
-            let more = merged.has_more;
-            merged = merge(merged.items, bills, request.limit);
-            merged.has_more |= more;
+    let after = request.after.as_ref();
+    let mut tries = 1;
+    loop {
+        // Sources of the whole window, so every page of a list shares them.
+        let sources = store.view_sources(user, filter.from, filter.to).await?;
+        let mut bills = Vec::new();
+        if filter.cashflow && sources.accounts.values().any(|a| a.card.is_some()) {
+            // The whole window, not just up to the cursor: every page then
+            // shares one set of (cached) books; the cursor applies below.
+            let books = cards::cashflow_bills(store, user, filter.from, filter.to, today).await?;
+            bills = bills_page(&sources, filter, after, books);
+        }
+        let mut others = Drawn::new(in_list_order(
+            projected_entries(&sources, filter, after),
+            bills.into_iter(),
+        ));
+        let stored = store
+            .list_transactions_beside(user, filter, request, &mut others)
+            .await?;
+        if tries < TRIES {
+            let now = store.view_sources(user, filter.from, filter.to).await?;
+            if !Arc::ptr_eq(&now, &sources) {
+                tries += 1;
+                continue;
+            }
+        }
+        // Enough others to fill the page and tell whether it has more.
+        while stored.items.len() + others.drawn.len() <= request.limit && others.next().is_some() {}
+        let mut merged = merge(stored.items, others.drawn, request.limit);
+        merged.has_more |= stored.has_more;
+        return Ok(merged);
+    }
+}
+
+/// Entries handed over by day, each kept as it is drawn.
+struct Drawn<I> {
+    entries: I,
+    drawn: Vec<Transaction>,
+}
+
+impl<I> Drawn<I> {
+    fn new(entries: I) -> Self {
+        Self {
+            entries,
+            drawn: Vec::new(),
         }
     }
-    if !merged.has_more
-        && lower > filter.from
-        && let Ok(before) = lower.yesterday()
-    {
-        // Projections before the narrowed window come on later pages.
-        let older = TransactionFilter {
-            to: before,
-            ..filter.clone()
-        };
-        merged.has_more = !projected_page(&sources, &older, request.after.as_ref(), 0).is_empty();
+}
+
+impl<I: Iterator<Item = Transaction>> Iterator for Drawn<I> {
+    type Item = Date;
+
+    fn next(&mut self) -> Option<Date> {
+        let entry = self.entries.next()?;
+        let date = entry.state.date;
+        self.drawn.push(entry);
+        Some(date)
     }
-    Ok(merged)
 }
 
 /// The projected entry a handle names, if the rules produce it now.

@@ -542,6 +542,56 @@ pub struct PageRequest {
     pub after: Option<PagePosition>,
 }
 
+/// Which stored rows, read in list order, can make a page they share with
+/// entries from elsewhere (projections, bills): those are never stored,
+/// so within a day they come after every stored row, and only their days
+/// matter. A stored row makes the page when fewer than `limit` entries
+/// come before it: the rows read before it and the others dated after
+/// its day. The first row that does not make it ends the read, and tells
+/// the page has more. The others' days are drawn one at a time, as far as
+/// the rows read need (and one further).
+pub struct PageCut<'a> {
+    limit: usize,
+    /// The others' days, newest first.
+    others: &'a mut (dyn Iterator<Item = Date> + Send),
+    /// The next of them, drawn and not yet counted.
+    next: Option<Date>,
+    read: usize,
+    /// How many of the others are dated after the last row read.
+    ahead: usize,
+}
+
+impl<'a> PageCut<'a> {
+    /// A cut for a page of `limit` shared with entries dated `others`,
+    /// newest first.
+    pub fn new(limit: usize, others: &'a mut (dyn Iterator<Item = Date> + Send)) -> Self {
+        let next = others.next();
+        Self {
+            limit,
+            others,
+            next,
+            read: 0,
+            ahead: 0,
+        }
+    }
+
+    /// Whether the next stored row, dated `date` (no later than the row
+    /// before it), makes the page.
+    pub fn admits(&mut self, date: Date) -> bool {
+        // Past the page's worth of others, more change nothing.
+        while self.ahead < self.limit
+            && let Some(day) = self.next.filter(|&day| day > date)
+        {
+            self.ahead += 1;
+            let next = self.others.next();
+            debug_assert!(next.is_none_or(|next| next <= day), "others newest first");
+            self.next = next;
+        }
+        self.read += 1;
+        self.read - 1 + self.ahead < self.limit
+    }
+}
+
 /// The last day a page after `position` can show in a window ending on
 /// `to`: entries after a cursor lie on or before its day.
 pub fn last_day(position: Option<&PagePosition>, to: Date) -> Date {
@@ -590,6 +640,38 @@ mod tests {
             id: "x".into(),
         };
         assert_eq!(last_day(Some(&later), to), to);
+    }
+
+    proptest::proptest! {
+        /// A cut keeps exactly the stored rows among the first `limit`
+        /// entries of the merged list (newest day first, stored rows
+        /// before the others within a day), and refuses a row exactly
+        /// when a stored row falls past them.
+        #[test]
+        fn a_cut_keeps_the_stored_rows_of_the_merged_page(
+            mut stored in proptest::collection::vec(0i8..20, 0..40),
+            mut others in proptest::collection::vec(0i8..20, 0..40),
+            limit in 1usize..30,
+        ) {
+            let day = |d: i8| date(2026, 1, d + 1);
+            stored.sort_unstable_by(|a, b| b.cmp(a));
+            others.sort_unstable_by(|a, b| b.cmp(a));
+            // The merged list: (day, 0) for a stored row, (day, 1) for another.
+            let mut merged: Vec<(i8, u8)> = stored.iter().map(|&d| (d, 0)).collect();
+            merged.extend(others.iter().map(|&d| (d, 1)));
+            merged.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            let in_page = merged.iter().take(limit).filter(|e| e.1 == 0).count();
+            let drawn = std::sync::atomic::AtomicUsize::new(0);
+            let mut others = others.into_iter().map(day).inspect(|_| {
+                drawn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            });
+            let mut cut = PageCut::new(limit, &mut others);
+            let kept = stored.iter().take_while(|&&d| cut.admits(day(d))).count();
+            proptest::prop_assert_eq!(kept, in_page);
+            proptest::prop_assert_eq!(kept < stored.len(), stored.len() > in_page);
+            // Drawn as far as needed: the page's worth and one more.
+            proptest::prop_assert!(drawn.into_inner() <= limit + 1);
+        }
     }
 
     fn input() -> NewTransactionInput {

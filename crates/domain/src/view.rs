@@ -5,7 +5,8 @@
 //! costs the same however long the history is.
 
 use jiff::civil::Date;
-use std::collections::{HashMap, HashSet};
+use std::collections::binary_heap::PeekMut;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use crate::account::SubType;
 use crate::bills::Charge;
@@ -327,19 +328,144 @@ pub fn projected_page(
     position: Option<&PagePosition>,
     limit: usize,
 ) -> Vec<Transaction> {
+    projected_entries(sources, filter, position)
+        .take(limit + 1)
+        .collect()
+}
+
+/// A source of projected entries: a rule, or an installment plan.
+#[derive(Clone, Copy)]
+enum Maker<'a> {
+    Rule(&'a RecurrenceRule),
+    Plan(&'a InstallmentPlan),
+}
+
+/// An occurrence of a source: its day, its handle, and what makes its entry.
+type Occurrence<'a> = (Date, Handle, Maker<'a>);
+
+/// One source's occurrences in a window, newest first: each entry is made
+/// only when the walk takes it.
+type Occurrences<'a> = Box<dyn Iterator<Item = Occurrence<'a>> + Send + 'a>;
+
+/// The projected entries the filter keeps after the cursor, in list order,
+/// each made when it is asked for: the sources' occurrences are walked
+/// together, newest day first, so a caller that stops early (a page that
+/// fills with stored rows) made no entry it did not take, and each source
+/// is walked no further than the entries taken.
+pub fn projected_entries<'a>(
+    sources: &'a ViewSources,
+    filter: &'a TransactionFilter,
+    position: Option<&'a PagePosition>,
+) -> impl Iterator<Item = Transaction> + Send + 'a {
     let upper = crate::transaction::last_day(position, filter.to);
-    let mut found: Vec<Transaction> = Vec::new();
-    let wanted = limit + 1;
-    walk_projected(sources, filter, upper, wanted, |entry| {
-        let kept = after(&entry, position);
-        if kept {
-            found.push(entry);
+    let from = filter.from;
+    let wanted = |account: &AccountId| {
+        filter
+            .account_ids
+            .as_ref()
+            .is_none_or(|ids| ids.contains(account))
+    };
+    let mut walks: Vec<Occurrences<'a>> = Vec::new();
+    for rule in sources.rules.iter().filter(|r| wanted(&r.account_id)) {
+        walks.push(Box::new(rule.schedule.descending(from, upper).map(
+            move |(_, date)| {
+                let handle = Handle::Recurrence {
+                    rule_id: rule.id,
+                    date,
+                };
+                (date, handle, Maker::Rule(rule))
+            },
+        )));
+    }
+    for plan in sources
+        .plans
+        .iter()
+        .filter(|p| !p.hidden && wanted(&p.account_id))
+    {
+        walks.push(Box::new(plan.descending(from, upper).map(
+            move |(number, date)| {
+                let handle = Handle::Installment {
+                    purchase_id: plan.id,
+                    number,
+                };
+                (date, handle, Maker::Plan(plan))
+            },
+        )));
+    }
+    // Each walk under its next occurrence, the next in list order on top;
+    // a spent walk leaves.
+    let mut heads: BinaryHeap<Head<'a>> = walks
+        .into_iter()
+        .filter_map(|mut walk| walk.next().map(|next| Head { next, walk }))
+        .collect();
+    std::iter::from_fn(move || {
+        loop {
+            let mut head = heads.peek_mut()?;
+            let (_, handle, maker) = head.next;
+            match head.walk.next() {
+                Some(next) => head.next = next,
+                None => drop(PeekMut::pop(head)),
+            }
+            if let Some(entry) = kept_entry(sources, filter, position, &handle, maker) {
+                return Some(entry);
+            }
         }
-        kept
-    });
-    found.sort_by(list_order);
-    found.truncate(wanted);
-    found
+    })
+}
+
+/// A walk of a source and its next occurrence, ordered so that the one
+/// whose occurrence comes first in list order (the newest day, then the
+/// handle first as text) is the greatest.
+struct Head<'a> {
+    next: Occurrence<'a>,
+    walk: Occurrences<'a>,
+}
+
+impl Ord for Head<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let (a, b) = (&self.next, &other.next);
+        a.0.cmp(&b.0).then_with(|| b.1.text_cmp(&a.1))
+    }
+}
+
+impl PartialOrd for Head<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Head<'_> {}
+
+/// The entry of a live `handle`, when the filter keeps it and it comes
+/// after the cursor.
+fn kept_entry(
+    sources: &ViewSources,
+    filter: &TransactionFilter,
+    position: Option<&PagePosition>,
+    handle: &Handle,
+    maker: Maker<'_>,
+) -> Option<Transaction> {
+    if !sources.live(handle) {
+        return None;
+    }
+    let entry = match (maker, *handle) {
+        (Maker::Rule(rule), Handle::Recurrence { date, .. }) => sources.rule_entry(rule, date)?,
+        (Maker::Plan(plan), Handle::Installment { number, .. }) => {
+            sources.plan_entry(plan, number)?
+        }
+        _ => return None,
+    };
+    let info = sources.accounts.get(&entry.account_id)?;
+    if filter.cashflow && info.card.is_some() {
+        return None;
+    }
+    (matches(filter, &entry, info.sub_type) && after(&entry, position)).then_some(entry)
 }
 
 /// Hands every projected entry the filter keeps in its window to `each`,
@@ -533,20 +659,24 @@ pub fn merge(
 ) -> Page<Transaction> {
     let has_more = stored.len() + projected.len() > limit;
     let mut items = Vec::with_capacity((stored.len() + projected.len()).min(limit));
-    let mut stored = stored.into_iter().peekable();
-    let mut projected = projected.into_iter().peekable();
-    while items.len() < limit {
-        let next = match (stored.peek(), projected.peek()) {
-            (Some(a), Some(b)) if list_order(a, b).is_gt() => projected.next(),
-            (Some(_), _) => stored.next(),
-            (None, _) => projected.next(),
-        };
-        match next {
-            Some(entry) => items.push(entry),
-            None => break,
-        }
-    }
+    items.extend(in_list_order(stored.into_iter(), projected.into_iter()).take(limit));
     Page { items, has_more }
+}
+
+/// Two runs of entries, each in list order, as one in list order; on a
+/// tie (never between a stored row and another) `a` comes first.
+pub fn in_list_order<A, B>(a: A, b: B) -> impl Iterator<Item = Transaction> + Send
+where
+    A: Iterator<Item = Transaction> + Send,
+    B: Iterator<Item = Transaction> + Send,
+{
+    let mut a = a.peekable();
+    let mut b = b.peekable();
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if list_order(x, y).is_gt() => b.next(),
+        (Some(_), _) => a.next(),
+        (None, _) => b.next(),
+    })
 }
 
 #[cfg(test)]
@@ -753,6 +883,36 @@ mod tests {
             });
         }
         ids
+    }
+
+    #[test]
+    fn projected_entries_come_in_list_order_each_once() {
+        let (sources, _) = fixture();
+        let ids = |entries: &[Transaction]| -> Vec<String> {
+            entries.iter().map(|e| e.id.to_string()).collect()
+        };
+        let made: Vec<Transaction> = projected_entries(&sources, &filter(), None).collect();
+        assert!(made.windows(2).all(|w| list_order(&w[0], &w[1]).is_lt()));
+        let mut every = Vec::new();
+        assert!(each_projected(&sources, &filter(), MAX_PROJECTED, |e| {
+            every.push(e.clone());
+        }));
+        every.sort_by(list_order);
+        assert_eq!(ids(&made), ids(&every));
+        // After a cursor on a day the rule and the purchase share (the
+        // first of its two entries): the rest, in order.
+        let shared = made
+            .iter()
+            .position(|e| e.state.date == date(2026, 1, 5))
+            .expect("the shared day");
+        assert_eq!(made[shared + 1].state.date, date(2026, 1, 5));
+        let position = PagePosition {
+            date: made[shared].state.date,
+            id: made[shared].id.to_string(),
+        };
+        let rest: Vec<Transaction> =
+            projected_entries(&sources, &filter(), Some(&position)).collect();
+        assert_eq!(ids(&rest), ids(&made[shared + 1..]));
     }
 
     #[test]

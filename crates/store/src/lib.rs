@@ -605,11 +605,29 @@ pub trait Store: Send + Sync + 'static {
     /// Deletes a stored row, and with it the other legs of its transfer
     /// group, in one transaction.
     async fn delete_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Deleted>;
+    /// A page of the filter's stored rows alone: newest day first, ids
+    /// ascending within a day, from the page's position on.
     async fn list_transactions(
         &self,
         user: UserId,
         filter: &TransactionFilter,
         page: &PageRequest,
+    ) -> StoreResult<Page<Transaction>> {
+        self.list_transactions_beside(user, filter, page, &mut std::iter::empty())
+            .await
+    }
+    /// The stored rows of a page shared with entries from elsewhere, dated
+    /// `others` (newest first, drawn as far as the rows read need): only
+    /// the rows that make the page
+    /// ([`PageCut`](cofre_domain::transaction::PageCut)), the rest not
+    /// read where reads go row by row; `has_more` when a stored row falls
+    /// past the page.
+    async fn list_transactions_beside(
+        &self,
+        user: UserId,
+        filter: &TransactionFilter,
+        page: &PageRequest,
+        others: &mut (dyn Iterator<Item = Date> + Send),
     ) -> StoreResult<Page<Transaction>>;
 
     // Transfers and bulk edits

@@ -121,7 +121,12 @@ impl Reads {
 
     /// Rows read column by column: never here (the caller reads them as
     /// one JSON page, one round trip).
-    fn entries(&self, _query: &Sql, _expected: usize) -> Option<StoreResult<Vec<Transaction>>> {
+    fn entries(
+        &self,
+        _query: &Sql,
+        _expected: usize,
+        _keep: impl FnMut(&Transaction) -> bool,
+    ) -> Option<StoreResult<(Vec<Transaction>, bool)>> {
         None
     }
 }

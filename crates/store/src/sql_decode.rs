@@ -282,10 +282,32 @@ impl SqlStore {
     /// query's order where reads take rows on the calling thread), for a
     /// query of at most `expected` rows.
     async fn read_entries(&self, query: Sql, expected: usize) -> StoreResult<Vec<Transaction>> {
-        if let Some(rows) = self.reads.entries(&query, expected) {
-            return rows;
+        if let Some(rows) = self.reads.entries(&query, expected, |_| true) {
+            return rows.map(|(rows, _)| rows);
         }
         decode_entries(&self.read_array(entries_page(&query)).await?)
+    }
+
+    /// The rows of a list query (ordered as [`list_order`] orders them) in
+    /// that order, up to the first one `keep` refuses: that row and the
+    /// rest are left out, and the second value says one was. Rows read
+    /// one by one stop there; a JSON page is read whole and cut after.
+    async fn read_entries_while(
+        &self,
+        query: Sql,
+        expected: usize,
+        mut keep: impl FnMut(&Transaction) -> bool + Send,
+    ) -> StoreResult<(Vec<Transaction>, bool)> {
+        if let Some(rows) = self.reads.entries(&query, expected, &mut keep) {
+            return rows;
+        }
+        let mut rows = decode_entries(&self.read_array(entries_page(&query)).await?)?;
+        // The JSON page need not keep the query's order: restore it.
+        newest_first(&mut rows);
+        let kept = rows.iter().take_while(|row| keep(row)).count();
+        let refused = kept < rows.len();
+        rows.truncate(kept);
+        Ok((rows, refused))
     }
 }
 

@@ -26,7 +26,7 @@ use cofre_domain::tag::{NewTag, Tag, TagChanges};
 use cofre_domain::text::sort_by_title;
 use cofre_domain::time::{format_date, format_timestamp, parse_date, parse_timestamp};
 use cofre_domain::transaction::{
-    self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageRequest, SeriesLink,
+    self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageCut, PageRequest, SeriesLink,
     Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState, TxStatus,
     TxType, last_day, search_text,
 };
@@ -78,16 +78,23 @@ where
         Self { entries }
     }
 
-    /// The value of `key` at `version`, loaded by `load` unless kept; a
-    /// load already running for it is waited for instead.
-    async fn get_or_load(
-        &self,
-        key: K,
-        version: i64,
-        load: impl std::future::Future<Output = StoreResult<V>>,
-    ) -> StoreResult<Arc<V>> {
+    /// The value of `key` at `version`, loaded by the future `load` makes
+    /// unless kept; a load already running for it is waited for instead.
+    /// The load is made, and boxed, only when the value is not kept: a
+    /// load's future (queries awaited) is kilobytes, and held inline it
+    /// made every caller's future as large, copied whole on every call,
+    /// served from memory or not.
+    async fn get_or_load<F, Fut>(&self, key: K, version: i64, load: F) -> StoreResult<Arc<V>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = StoreResult<V>>,
+    {
+        let key = (key, version);
+        if let Some(value) = self.entries.get(&key).await {
+            return Ok(value);
+        }
         self.entries
-            .try_get_with((key, version), async { load.await.map(Arc::new) })
+            .try_get_with(key, Box::pin(async { load().await.map(Arc::new) }))
             .await
             .map_err(shared_error)
     }
@@ -270,7 +277,7 @@ impl SqlStore {
         version: i64,
     ) -> StoreResult<Arc<ViewSources>> {
         self.sources
-            .get_or_load((user, from, to), version, async {
+            .get_or_load((user, from, to), version, || async {
                 let mut conn = self.pool.acquire().await?;
                 load_view_sources(&mut conn, user, from, to).await
             })
@@ -292,7 +299,7 @@ impl SqlStore {
     {
         let version = self.user_version(user, UserVersion::Sources).await?;
         cache
-            .get_or_load(key, version, async {
+            .get_or_load(key, version, || async {
                 let sources = self.sources_at(user, from, to, version).await?;
                 Ok(derive(&sources))
             })
@@ -588,7 +595,7 @@ impl Store for SqlStore {
     async fn list_categories(&self, user: UserId) -> StoreResult<Arc<Vec<Category>>> {
         let version = self.user_version(user, UserVersion::Categories).await?;
         self.categories
-            .get_or_load(user, version, async {
+            .get_or_load(user, version, || async {
                 let mut conn = self.pool.acquire().await?;
                 fetch_categories(&mut conn, user).await
             })
@@ -784,13 +791,14 @@ impl Store for SqlStore {
         self.delete_transaction_in_tx(user, id).await
     }
 
-    async fn list_transactions(
+    async fn list_transactions_beside(
         &self,
         user: UserId,
         filter: &TransactionFilter,
         page: &PageRequest,
+        others: &mut (dyn Iterator<Item = Date> + Send),
     ) -> StoreResult<Page<Transaction>> {
-        self.list_transactions_of(user, filter, page).await
+        self.list_transactions_of(user, filter, page, others).await
     }
 
     async fn create_transfer(
@@ -972,7 +980,7 @@ mod cache_tests {
         let waiting: Vec<_> = (0..16)
             .map(|_| {
                 let (cache, loads) = (cache.clone(), loads.clone());
-                tokio::spawn(async move { cache.get_or_load(user, 7, load(loads)).await })
+                tokio::spawn(async move { cache.get_or_load(user, 7, || load(loads)).await })
             })
             .collect();
         for request in waiting {
@@ -981,13 +989,13 @@ mod cache_tests {
         assert_eq!(loads.load(Ordering::SeqCst), 1, "16 concurrent misses");
         // A new version loads again; a failed load is not kept.
         let failed = cache
-            .get_or_load(user, 8, async {
+            .get_or_load(user, 8, || async {
                 Err(StoreError::Unavailable("gone".into()))
             })
             .await;
         assert!(matches!(failed, Err(StoreError::Unavailable(_))));
         cache
-            .get_or_load(user, 8, load(loads.clone()))
+            .get_or_load(user, 8, || load(loads.clone()))
             .await
             .unwrap();
         assert_eq!(loads.load(Ordering::SeqCst), 2);

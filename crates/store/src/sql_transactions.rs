@@ -171,13 +171,13 @@ impl SqlStore {
         user: UserId,
         filter: &TransactionFilter,
         page: &PageRequest,
+        others: &mut (dyn Iterator<Item = Date> + Send),
     ) -> StoreResult<Page<Transaction>> {
         let query = list_query(user, filter, page);
-        let mut items = self.read_entries(query, page.limit + 1).await?;
-        // The JSON page need not keep the query's order: restore it.
-        newest_first(&mut items);
-        let has_more = items.len() > page.limit;
-        items.truncate(page.limit);
+        let mut cut = PageCut::new(page.limit, others);
+        let (items, has_more) = self
+            .read_entries_while(query, page.limit + 1, |row| cut.admits(row.state.date))
+            .await?;
         Ok(Page { items, has_more })
     }
 }

@@ -86,12 +86,19 @@ impl Reads {
     /// The rows of an [`entries_query`], in its order, read column by
     /// column on the calling thread, where a row costs no hand-off and
     /// building and parsing a JSON page would be the dearest part of the
-    /// read; `None` where reads go through the pool (the caller reads
-    /// them as one JSON page instead).
-    fn entries(&self, query: &Sql, expected: usize) -> Option<StoreResult<Vec<Transaction>>> {
+    /// read, up to the first that `keep` refuses (the rest are not read;
+    /// true beside the rows when one was refused); `None` where reads go
+    /// through the pool (the caller reads them as one JSON page instead).
+    fn entries(
+        &self,
+        query: &Sql,
+        expected: usize,
+        mut keep: impl FnMut(&Transaction) -> bool,
+    ) -> Option<StoreResult<(Vec<Transaction>, bool)>> {
         match self {
-            Reads::Thread(reads) => Some(reads.rows(query, expected, |row| {
-                RawTx::from_row(row)?.into_transaction()
+            Reads::Thread(reads) => Some(reads.rows_while(query, expected, |row| {
+                let entry = RawTx::from_row(row)?.into_transaction()?;
+                Ok(keep(&entry).then_some(entry))
             })),
             Reads::Pool(_) => None,
         }

@@ -70,16 +70,27 @@ impl SyncReads {
         self.query(sql, first_column)
     }
 
-    /// Every row `sql` answers, in its order, each as `each` reads it
+    /// The rows `sql` answers, in its order, each as `each` reads it
     /// (borrowing its values from the row, so nothing is copied that the
-    /// caller does not keep), in room for `expected` made once.
-    pub(crate) fn rows<T>(
+    /// caller does not keep), in room for `expected` made once, up to the
+    /// first that `each` reads as `None`: the rest are not read, and true
+    /// beside the rows says one was refused.
+    pub(crate) fn rows_while<T>(
         &self,
         sql: &Sql,
         expected: usize,
-        each: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
-    ) -> Result<Vec<T>, StoreError> {
-        self.query(sql, |rows| every_row(rows, expected, each))
+        mut each: impl FnMut(&Row<'_>) -> Result<Option<T>, StoreError>,
+    ) -> Result<(Vec<T>, bool), StoreError> {
+        self.query(sql, |rows| {
+            let mut out = Vec::with_capacity(expected.min(MAX_RESERVED));
+            while let Some(row) = rows.next()? {
+                match each(row)? {
+                    Some(value) => out.push(value),
+                    None => return Ok((out, true)),
+                }
+            }
+            Ok((out, false))
+        })
     }
 
     /// Runs `sql` on an idle connection, `read` taking its rows.
@@ -230,25 +241,36 @@ mod tests {
     }
 
     #[test]
-    fn reads_every_row_in_order_and_goes_on_after_a_refused_row() {
+    fn reads_rows_in_order_up_to_the_first_left_out_and_goes_on_after_an_error() {
         let (_dir, reads) = database();
         let sql = Sql::new("SELECT a, b FROM t ORDER BY b DESC");
         let rows = reads
-            .rows(&sql, 2, |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            .rows_while(&sql, 2, |row| {
+                Ok(Some((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))
             })
             .unwrap();
-        assert_eq!(rows, vec![("y".to_owned(), 2), ("x".to_owned(), 1)]);
-        let refused = reads.rows(&sql, 0, |_| -> Result<(), StoreError> {
+        assert_eq!(
+            rows,
+            (vec![("y".to_owned(), 2), ("x".to_owned(), 1)], false)
+        );
+        // A row read as `None` ends the read there.
+        let first = reads
+            .rows_while(&sql, 2, |row| {
+                let b = row.get::<_, i64>(1)?;
+                Ok((b == 2).then_some(b))
+            })
+            .unwrap();
+        assert_eq!(first, (vec![2], true));
+        let refused = reads.rows_while(&sql, 0, |_| -> Result<Option<()>, StoreError> {
             Err(StoreError::Corrupt("refused".into()))
         });
         assert!(matches!(refused, Err(StoreError::Corrupt(_))));
         let none = Sql::with("SELECT a FROM t WHERE b = $1", [Arg::Int(9)]);
-        assert!(
+        assert_eq!(
             reads
-                .rows(&none, 0, |row| Ok(row.get::<_, String>(0)?))
-                .unwrap()
-                .is_empty()
+                .rows_while(&none, 0, |row| Ok(Some(row.get::<_, String>(0)?)))
+                .unwrap(),
+            (Vec::new(), false)
         );
     }
 

@@ -367,6 +367,70 @@ async fn older_projections_follow_a_full_page_of_stored_rows(backend: Backend) {
     );
 }
 
+/// A page reads only the stored rows that make it, knowing the days of
+/// the projected entries and bills it shares: stored rows, a weekly
+/// rule's projections, a card purchase's installments and (cashflow) the
+/// card's bills, on days they share and days they do not, walked at every
+/// page size, list as one page holding them all does, each entry once.
+async fn pages_of_stored_and_projected_entries_cover_each_once(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let (bank, card) = app.bank_and_card().await;
+    let rule = app
+        .post(
+            "/v1/transactions",
+            json!({"account_id": bank, "type": "DEBIT", "amount": 30, "description": "Gym",
+                   "date": "2026-09-07", "recurrence": {"frequency": "WEEKLY", "count": 12}}),
+        )
+        .await;
+    assert_eq!(rule.status, 201, "{}", rule.body);
+    let plan = app
+        .post(
+            "/v1/transactions",
+            json!({"account_id": card, "type": "DEBIT", "amount": 90, "description": "Fone",
+                   "date": "2026-09-14", "installments": {"count": 4}}),
+        )
+        .await;
+    assert_eq!(plan.status, 201, "{}", plan.body);
+    // Stored rows on the rule's Mondays and between them, two on some days.
+    for (i, day) in [
+        "2026-09-07",
+        "2026-09-09",
+        "2026-09-14",
+        "2026-09-14",
+        "2026-09-30",
+        "2026-10-05",
+        "2026-10-06",
+        "2026-10-06",
+        "2026-10-20",
+        "2026-11-16",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let account = if i % 3 == 2 { &card } else { &bank };
+        app.tx(json!({"account_id": account, "type": "DEBIT", "amount": 1 + i, "description": format!("row {i}"), "date": day}))
+            .await;
+    }
+    let window = "from=2026-09-01&to=2026-12-31";
+    for view in ["ledger", "cashflow"] {
+        let query = format!("view={view}&{window}");
+        let whole = app.all_pages(&query, 100).await;
+        let projected = whole
+            .iter()
+            .filter(|e| e["projected"] == json!(true))
+            .count();
+        let stored = whole.len() - projected;
+        assert!(
+            projected >= 10 && stored >= 7,
+            "{view}: {projected} projected, {stored} stored"
+        );
+        for limit in 1..=whole.len() + 1 {
+            let paged = app.all_pages(&query, limit).await;
+            assert_eq!(ids(&paged), ids(&whole), "{view}, limit {limit}");
+        }
+    }
+}
+
 /// A list page reads its rows many at a time, on its own path (on SQLite
 /// column by column on the calling thread, on PostgreSQL as one JSON
 /// value); each row must still read as reading it by id gives it,
@@ -423,6 +487,7 @@ async fn listed_rows_read_as_they_do_by_id(backend: Backend) {
 
 on_both_backends!(
     listed_rows_read_as_they_do_by_id,
+    pages_of_stored_and_projected_entries_cover_each_once,
     older_projections_follow_a_full_page_of_stored_rows,
     pages_cover_every_row_once_in_order,
     pages_hold_when_rows_change_between_requests,
