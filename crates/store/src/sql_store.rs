@@ -26,9 +26,9 @@ use cofre_domain::tag::{NewTag, Tag, TagChanges};
 use cofre_domain::text::sort_by_title;
 use cofre_domain::time::{format_date, format_timestamp, parse_date, parse_timestamp};
 use cofre_domain::transaction::{
-    self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageCut, PageRequest, SeriesLink,
-    Source, TagRef, Transaction, TransactionChanges, TransactionFilter, TransactionState, TxStatus,
-    TxType, last_day, search_text,
+    self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageCut, PageRequest,
+    SeriesLink, Source, TagRef, Transaction, TransactionChanges, TransactionFilter,
+    TransactionState, TxStatus, TxType, last_day, search_text,
 };
 use cofre_domain::view::{
     AccountInfo, ProjectedTotal, ViewSources, card_charges, list_order, projected_totals,
