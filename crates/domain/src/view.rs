@@ -250,77 +250,6 @@ pub fn list_order(a: &Transaction, b: &Transaction) -> std::cmp::Ordering {
         })
 }
 
-/// Walks the projected entries the filter keeps, newest first per
-/// source, each source stopping after `wanted` kept entries; `keep`
-/// decides (the cursor) and takes each.
-fn walk_projected(
-    sources: &ViewSources,
-    filter: &TransactionFilter,
-    upper: Date,
-    wanted: usize,
-    mut keep: impl FnMut(Transaction) -> bool,
-) {
-    let mut take = |entry: Transaction, taken: &mut usize| {
-        let Some(info) = sources.accounts.get(&entry.account_id) else {
-            return;
-        };
-        if filter.cashflow && info.card.is_some() {
-            return;
-        }
-        if matches(filter, &entry, info.sub_type) && keep(entry) {
-            *taken += 1;
-        }
-    };
-    for rule in &sources.rules {
-        if filter
-            .account_ids
-            .as_ref()
-            .is_some_and(|ids| !ids.contains(&rule.account_id))
-        {
-            continue;
-        }
-        let mut taken = 0;
-        for (_, date) in rule.schedule.descending(filter.from, upper) {
-            if taken >= wanted {
-                break;
-            }
-            let handle = Handle::Recurrence {
-                rule_id: rule.id,
-                date,
-            };
-            if sources.live(&handle)
-                && let Some(entry) = sources.rule_entry(rule, date)
-            {
-                take(entry, &mut taken);
-            }
-        }
-    }
-    for plan in sources.plans.iter().filter(|p| !p.hidden) {
-        if filter
-            .account_ids
-            .as_ref()
-            .is_some_and(|ids| !ids.contains(&plan.account_id))
-        {
-            continue;
-        }
-        let mut taken = 0;
-        for (number, _) in plan.descending(filter.from, upper) {
-            if taken >= wanted {
-                break;
-            }
-            let handle = Handle::Installment {
-                purchase_id: plan.id,
-                number,
-            };
-            if sources.live(&handle)
-                && let Some(entry) = sources.plan_entry(plan, number)
-            {
-                take(entry, &mut taken);
-            }
-        }
-    }
-}
-
 /// Up to `limit + 1` projected entries after the cursor, in list order.
 pub fn projected_page(
     sources: &ViewSources,
@@ -358,6 +287,36 @@ pub fn projected_entries<'a>(
     position: Option<&'a PagePosition>,
 ) -> impl Iterator<Item = Transaction> + Send + 'a {
     let upper = crate::transaction::last_day(position, filter.to);
+    let walks = occurrence_walks(sources, filter, upper);
+    // Each walk under its next occurrence, the next in list order on top;
+    // a spent walk leaves.
+    let mut heads: BinaryHeap<Head<'a>> = walks
+        .into_iter()
+        .filter_map(|mut walk| walk.next().map(|next| Head { next, walk }))
+        .collect();
+    std::iter::from_fn(move || {
+        loop {
+            let mut head = heads.peek_mut()?;
+            let (_, handle, maker) = head.next;
+            match head.walk.next() {
+                Some(next) => head.next = next,
+                None => drop(PeekMut::pop(head)),
+            }
+            if let Some(entry) = kept_entry(sources, filter, position, &handle, maker) {
+                return Some(entry);
+            }
+        }
+    })
+}
+
+/// Each source's occurrences from `upper` back to the filter's start,
+/// newest first: the rules and the plans not hidden, of the filter's
+/// accounts.
+fn occurrence_walks<'a>(
+    sources: &'a ViewSources,
+    filter: &'a TransactionFilter,
+    upper: Date,
+) -> Vec<Occurrences<'a>> {
     let from = filter.from;
     let wanted = |account: &AccountId| {
         filter
@@ -392,25 +351,7 @@ pub fn projected_entries<'a>(
             },
         )));
     }
-    // Each walk under its next occurrence, the next in list order on top;
-    // a spent walk leaves.
-    let mut heads: BinaryHeap<Head<'a>> = walks
-        .into_iter()
-        .filter_map(|mut walk| walk.next().map(|next| Head { next, walk }))
-        .collect();
-    std::iter::from_fn(move || {
-        loop {
-            let mut head = heads.peek_mut()?;
-            let (_, handle, maker) = head.next;
-            match head.walk.next() {
-                Some(next) => head.next = next,
-                None => drop(PeekMut::pop(head)),
-            }
-            if let Some(entry) = kept_entry(sources, filter, position, &handle, maker) {
-                return Some(entry);
-            }
-        }
-    })
+    walks
 }
 
 /// A walk of a source and its next occurrence, ordered so that the one
@@ -480,13 +421,22 @@ pub fn each_projected(
     mut each: impl FnMut(&Transaction),
 ) -> bool {
     let mut seen = 0_usize;
-    walk_projected(sources, filter, filter.to, limit + 1, |entry| {
-        seen += 1;
-        if seen <= limit {
-            each(&entry);
+    for walk in occurrence_walks(sources, filter, filter.to) {
+        // A source with more than `limit` entries already refuses the window.
+        let mut taken = 0_usize;
+        for (_, handle, maker) in walk {
+            if taken > limit {
+                break;
+            }
+            if let Some(entry) = kept_entry(sources, filter, None, &handle, maker) {
+                taken += 1;
+                seen += 1;
+                if seen <= limit {
+                    each(&entry);
+                }
+            }
         }
-        true
-    });
+    }
     seen <= limit
 }
 

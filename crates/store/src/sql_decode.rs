@@ -278,14 +278,12 @@ async fn fetch_entries(
 }
 
 impl SqlStore {
-    /// [`fetch_entries`] outside a write, as short reads run (in the
-    /// query's order where reads take rows on the calling thread), for a
-    /// query of at most `expected` rows.
+    /// [`fetch_entries`] outside a write, as short reads run, for a query
+    /// of at most `expected` rows: [`Self::read_entries_while`] keeping
+    /// every row.
     async fn read_entries(&self, query: Sql, expected: usize) -> StoreResult<Vec<Transaction>> {
-        if let Some(rows) = self.reads.entries(&query, expected, |_| true) {
-            return rows.map(|(rows, _)| rows);
-        }
-        decode_entries(&self.read_array(entries_page(&query)).await?)
+        let (rows, _) = self.read_entries_while(query, expected, |_| true).await?;
+        Ok(rows)
     }
 
     /// The rows of a list query (ordered as [`list_order`] orders them) in

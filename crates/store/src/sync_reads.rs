@@ -79,18 +79,9 @@ impl SyncReads {
         &self,
         sql: &Sql,
         expected: usize,
-        mut each: impl FnMut(&Row<'_>) -> Result<Option<T>, StoreError>,
+        each: impl FnMut(&Row<'_>) -> Result<Option<T>, StoreError>,
     ) -> Result<(Vec<T>, bool), StoreError> {
-        self.query(sql, |rows| {
-            let mut out = Vec::with_capacity(expected.min(MAX_RESERVED));
-            while let Some(row) = rows.next()? {
-                match each(row)? {
-                    Some(value) => out.push(value),
-                    None => return Ok((out, true)),
-                }
-            }
-            Ok((out, false))
-        })
+        self.query(sql, |rows| rows_until(rows, expected, each))
     }
 
     /// Runs `sql` on an idle connection, `read` taking its rows.
@@ -149,11 +140,24 @@ pub(crate) fn every_row<T>(
     expected: usize,
     mut each: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
+    Ok(rows_until(rows, expected, |row| each(row).map(Some))?.0)
+}
+
+/// [`every_row`] up to the first row `each` reads as `None`: the rest are
+/// not read, and true beside the rows says one was refused.
+fn rows_until<T>(
+    rows: &mut Rows<'_>,
+    expected: usize,
+    mut each: impl FnMut(&Row<'_>) -> Result<Option<T>, StoreError>,
+) -> Result<(Vec<T>, bool), StoreError> {
     let mut out = Vec::with_capacity(expected.min(MAX_RESERVED));
     while let Some(row) = rows.next()? {
-        out.push(each(row)?);
+        match each(row)? {
+            Some(value) => out.push(value),
+            None => return Ok((out, true)),
+        }
     }
-    Ok(out)
+    Ok((out, false))
 }
 
 pub(crate) fn run<R>(
