@@ -15,9 +15,9 @@ pub const MIN_DATE: Date = date(1, 1, 1);
 /// The last day of the supported calendar (also jiff's last day).
 pub const MAX_DATE: Date = date(9999, 12, 31);
 
-/// Strict `YYYY-MM-DD`, a day of the supported calendar.
-pub fn parse_date(text: &str) -> Option<Date> {
-    let bytes = text.as_bytes();
+/// Strict `YYYY-MM-DD` (as text or bytes), a day of the supported calendar.
+pub fn parse_date(text: impl AsRef<[u8]>) -> Option<Date> {
+    let bytes = text.as_ref();
     let shape_ok = bytes.len() == 10
         && bytes[4] == b'-'
         && bytes[7] == b'-'

@@ -30,10 +30,11 @@ impl TxType {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "DEBIT" => Some(TxType::Debit),
-            "CREDIT" => Some(TxType::Credit),
+    /// The type its name (as text or bytes) names.
+    pub fn parse(text: impl AsRef<[u8]>) -> Option<Self> {
+        match text.as_ref() {
+            b"DEBIT" => Some(TxType::Debit),
+            b"CREDIT" => Some(TxType::Credit),
             _ => None,
         }
     }
@@ -55,10 +56,11 @@ impl TxStatus {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "PENDING" => Some(TxStatus::Pending),
-            "POSTED" => Some(TxStatus::Posted),
+    /// The status its name (as text or bytes) names.
+    pub fn parse(text: impl AsRef<[u8]>) -> Option<Self> {
+        match text.as_ref() {
+            b"PENDING" => Some(TxStatus::Pending),
+            b"POSTED" => Some(TxStatus::Posted),
             _ => None,
         }
     }
@@ -89,11 +91,12 @@ impl Source {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "API" => Some(Source::Api),
-            "OPEN_FINANCE" => Some(Source::OpenFinance),
-            "MANUAL" => Some(Source::Manual),
+    /// The source its name (as text or bytes) names.
+    pub fn parse(text: impl AsRef<[u8]>) -> Option<Self> {
+        match text.as_ref() {
+            b"API" => Some(Source::Api),
+            b"OPEN_FINANCE" => Some(Source::OpenFinance),
+            b"MANUAL" => Some(Source::Manual),
             _ => None,
         }
     }

@@ -362,27 +362,29 @@ impl<'de> serde::Deserialize<'de> for JsonBool {
 
 /// One transaction row as [`entries_query`] returns it, column by column.
 /// Ids, days, names and times are borrowed from the page's text (they hold
-/// no character JSON escapes): only what an entry keeps is copied.
+/// no character JSON escapes): only what an entry keeps is copied. What is
+/// parsed (ids, days, names) is taken as bytes, [`Ascii`]: parsing checks
+/// every byte, so checking them as UTF-8 first is work done twice.
 #[derive(serde::Deserialize)]
 struct RawTx<'a>(
-    &'a str,
-    &'a str,
-    &'a str,
-    &'a str,
-    &'a str,
+    #[serde(borrow)] Ascii<'a>,
+    #[serde(borrow)] Ascii<'a>,
+    #[serde(borrow)] Ascii<'a>,
+    #[serde(borrow)] Ascii<'a>,
+    #[serde(borrow)] Ascii<'a>,
     i64,
     String,
     String,
     Option<String>,
-    #[serde(borrow)] Option<&'a str>,
-    #[serde(borrow)] Option<&'a str>,
-    #[serde(borrow)] Option<&'a str>,
-    #[serde(borrow)] Option<&'a str>,
-    #[serde(borrow)] Option<&'a str>,
+    #[serde(borrow)] Option<Ascii<'a>>,
+    #[serde(borrow)] Option<Ascii<'a>>,
+    #[serde(borrow)] Option<Ascii<'a>>,
+    #[serde(borrow)] Option<Ascii<'a>>,
+    #[serde(borrow)] Option<Ascii<'a>>,
     Option<i64>,
-    #[serde(borrow)] Option<&'a str>,
+    #[serde(borrow)] Option<Ascii<'a>>,
     JsonBool,
-    &'a str,
+    #[serde(borrow)] Ascii<'a>,
     JsonBool,
     Option<String>,
     Option<String>,
@@ -396,7 +398,42 @@ struct RawTx<'a>(
 );
 
 /// A tag of a row as the `tags` column of [`entries_query`] lists it.
-type RawTag<'a> = (&'a str, String, String);
+type RawTag<'a> = (Ascii<'a>, String, String);
+
+/// Text a row holds that is parsed, not kept (an id, a day, a name), as
+/// its bytes: the parser accepts only ASCII, so the text needs no UTF-8
+/// check of its own. Borrowed from a JSON page (such text has no escapes)
+/// or from a row read column by column.
+#[derive(Clone, Copy)]
+struct Ascii<'a>(&'a [u8]);
+
+impl AsRef<[u8]> for Ascii<'_> {
+    fn as_ref(&self) -> &[u8] {
+        self.0
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Ascii<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Ascii<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("text without escapes")
+            }
+
+            fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Ascii<'de>, E> {
+                Ok(Ascii(value.as_bytes()))
+            }
+
+            fn visit_borrowed_bytes<E>(self, value: &'de [u8]) -> Result<Ascii<'de>, E> {
+                Ok(Ascii(value))
+            }
+        }
+        deserializer.deserialize_bytes(Visitor)
+    }
+}
 
 /// A row's tags (the `tags` column of [`entries_query`], nested in the
 /// JSON page or read as the column's text; NULL for a row without
@@ -417,20 +454,29 @@ fn parse_tags(raw: Option<Vec<RawTag<'_>>>) -> StoreResult<Vec<TagRef>> {
     Ok(tags)
 }
 
-fn parse_uuid(column: &str, text: &str) -> StoreResult<Uuid> {
-    Uuid::try_parse(text).map_err(|_| corrupt(column, text))
+fn parse_uuid(column: &str, text: impl AsRef<[u8]>) -> StoreResult<Uuid> {
+    let text = text.as_ref();
+    Uuid::try_parse_ascii(text).map_err(|_| corrupt_bytes(column, text))
 }
 
-fn parse_opt_uuid(column: &str, text: Option<&str>) -> StoreResult<Option<Uuid>> {
+fn parse_opt_uuid(column: &str, text: Option<Ascii>) -> StoreResult<Option<Uuid>> {
     text.map(|t| parse_uuid(column, t)).transpose()
 }
 
-fn parse_day(column: &str, text: &str) -> StoreResult<Date> {
-    parse_date(text).ok_or_else(|| corrupt(column, text))
+fn parse_day(column: &str, text: impl AsRef<[u8]>) -> StoreResult<Date> {
+    let text = text.as_ref();
+    parse_date(text).ok_or_else(|| corrupt_bytes(column, text))
+}
+
+/// [`corrupt`] for text taken as bytes.
+fn corrupt_bytes(what: &str, value: &[u8]) -> StoreError {
+    corrupt(what, &String::from_utf8_lossy(value))
 }
 
 impl RawTx<'_> {
-    /// The entry, with its tags.
+    /// The entry, with its tags. Inlined, so the row's fields go straight
+    /// into the entry instead of through a copy of the whole row.
+    #[inline(always)]
     fn into_transaction(self) -> StoreResult<Transaction> {
         let RawTx(
             id,
@@ -486,8 +532,8 @@ impl RawTx<'_> {
             currency,
             state: TransactionState {
                 date: parse_day("date", date)?,
-                tx_type: TxType::parse(tx_type).ok_or_else(|| corrupt("type", tx_type))?,
-                status: TxStatus::parse(status).ok_or_else(|| corrupt("status", status))?,
+                tx_type: TxType::parse(tx_type).ok_or_else(|| corrupt_bytes("type", tx_type.0))?,
+                status: TxStatus::parse(status).ok_or_else(|| corrupt_bytes("status", status.0))?,
                 amount: Money::from_cents(amount_cents),
                 description,
                 notes,
@@ -505,7 +551,7 @@ impl RawTx<'_> {
             installment,
             transfer_group_id: parse_opt_uuid("transfer_group_id", transfer_group_id)?,
             created_by_user: created_by_user.get(),
-            source: Source::parse(source).ok_or_else(|| corrupt("source", source))?,
+            source: Source::parse(source).ok_or_else(|| corrupt_bytes("source", source.0))?,
             card_number,
             holder,
             holder_is_me: holder_is_me.get(),

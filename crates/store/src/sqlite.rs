@@ -106,7 +106,9 @@ impl Reads {
 }
 
 impl<'a> RawTx<'a> {
-    /// A row of an [`entries_query`], its text borrowed from the row.
+    /// A row of an [`entries_query`], its text borrowed from the row
+    /// (inlined, as [`RawTx::into_transaction`] is).
+    #[inline(always)]
     fn from_row(row: &'a rusqlite::Row<'a>) -> StoreResult<Self> {
         use rusqlite::types::ValueRef;
         /// The tags column, after the 27 of [`TX_COLUMNS`].
@@ -115,42 +117,48 @@ impl<'a> RawTx<'a> {
         let bad = |i: usize, e: rusqlite::types::FromSqlError| {
             StoreError::Corrupt(format!("transaction column {i}: {e}"))
         };
-        let text = |i: usize| value(i)?.as_str().map_err(|e| bad(i, e));
-        let opt_text = |i: usize| value(i)?.as_str_or_null().map_err(|e| bad(i, e));
-        let owned = |i: usize| text(i).map(str::to_owned);
-        let opt_owned = |i: usize| opt_text(i).map(|t| t.map(str::to_owned));
+        let ascii = |i: usize| value(i)?.as_bytes().map(Ascii).map_err(|e| bad(i, e));
+        let opt_ascii = |i: usize| {
+            let bytes = value(i)?.as_bytes_or_null().map_err(|e| bad(i, e))?;
+            Ok::<_, StoreError>(bytes.map(Ascii))
+        };
+        let owned = |i: usize| value(i)?.as_str().map(str::to_owned).map_err(|e| bad(i, e));
+        let opt_owned = |i: usize| {
+            let text = value(i)?.as_str_or_null().map_err(|e| bad(i, e))?;
+            Ok::<_, StoreError>(text.map(str::to_owned))
+        };
         let int = |i: usize| value(i)?.as_i64().map_err(|e| bad(i, e));
         let opt_int = |i: usize| value(i)?.as_i64_or_null().map_err(|e| bad(i, e));
         let flag = |i: usize| int(i).map(|n| JsonBool(n != 0));
         let tags = match value(TAGS)? {
             ValueRef::Null => None,
             tags => {
-                let text = tags.as_str().map_err(|e| bad(TAGS, e))?;
+                let text = tags.as_bytes().map_err(|e| bad(TAGS, e))?;
                 Some(
-                    serde_json::from_str(text)
+                    serde_json::from_slice(text)
                         .map_err(|e| StoreError::Corrupt(format!("transaction tags: {e}")))?,
                 )
             }
         };
         Ok(RawTx(
-            text(0)?,
-            text(1)?,
-            text(2)?,
-            text(3)?,
-            text(4)?,
+            ascii(0)?,
+            ascii(1)?,
+            ascii(2)?,
+            ascii(3)?,
+            ascii(4)?,
             int(5)?,
             owned(6)?,
             owned(7)?,
             opt_owned(8)?,
-            opt_text(9)?,
-            opt_text(10)?,
-            opt_text(11)?,
-            opt_text(12)?,
-            opt_text(13)?,
+            opt_ascii(9)?,
+            opt_ascii(10)?,
+            opt_ascii(11)?,
+            opt_ascii(12)?,
+            opt_ascii(13)?,
             opt_int(14)?,
-            opt_text(15)?,
+            opt_ascii(15)?,
             flag(16)?,
-            text(17)?,
+            ascii(17)?,
             flag(18)?,
             opt_owned(19)?,
             opt_owned(20)?,
