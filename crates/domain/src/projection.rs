@@ -8,7 +8,7 @@ use jiff::{Span, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-use crate::time::{MAX_DATE, format_date, parse_date};
+use crate::time::{MAX_DATE, format_date, parse_date, push_date};
 use crate::transaction::{TransactionState, TxStatus, TxType};
 use crate::{
     AccountId, CategoryId, DomainError, FieldErrors, Money, PurchaseId, RuleId, TagId, UserId,
@@ -492,36 +492,66 @@ impl Handle {
     }
 }
 
+impl Handle {
+    /// The handle's text (what `Display` writes) appended to `out`: a page
+    /// writes one for each projected entry, and the formatting machinery
+    /// cost several times the text.
+    pub fn push_to(&self, out: &mut String) {
+        out.push_str(HANDLE_PREFIX);
+        let (kind, id) = match self {
+            Handle::Recurrence { rule_id, .. } => ("recurrence:", rule_id.0),
+            Handle::Installment { purchase_id, .. } => ("installment:", purchase_id.0),
+            Handle::Bill { card_id, .. } => ("bill:", card_id.0),
+        };
+        out.push_str(kind);
+        let mut buf = uuid::Uuid::encode_buffer();
+        out.push_str(id.hyphenated().encode_lower(&mut buf));
+        out.push(':');
+        match *self {
+            Handle::Recurrence { date, .. } => push_date(out, date),
+            Handle::Installment { number, .. } => push_padded(out, number, 1),
+            Handle::Bill { year, month, .. } => match (u16::try_from(year), u16::try_from(month)) {
+                (Ok(year), Ok(month)) if year <= 9999 => {
+                    push_padded(out, year, 4);
+                    push_padded(out, month, 2);
+                }
+                // Not a month of the calendar: as `format!` pads it.
+                _ => {
+                    use fmt::Write;
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "{year:04}{month:02}");
+                }
+            },
+        }
+    }
+}
+
+/// `n` in decimal, zero-padded to at least `width` digits (at most five).
+fn push_padded(out: &mut String, mut n: u16, width: usize) {
+    let mut buf = [b'0'; 5];
+    let mut start = buf.len();
+    while n > 0 || start > buf.len() - width.max(1) {
+        start -= 1;
+        // `n % 10` is a digit: it fits a byte.
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    // ASCII digits.
+    out.push_str(std::str::from_utf8(&buf[start..]).unwrap_or_default());
+}
+
 impl fmt::Display for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Handle::Recurrence { rule_id, date } => {
-                write!(
-                    f,
-                    "{HANDLE_PREFIX}recurrence:{rule_id}:{}",
-                    format_date(*date)
-                )
-            }
-            Handle::Installment {
-                purchase_id,
-                number,
-            } => {
-                write!(f, "{HANDLE_PREFIX}installment:{purchase_id}:{number}")
-            }
-            Handle::Bill {
-                card_id,
-                year,
-                month,
-            } => {
-                write!(f, "{HANDLE_PREFIX}bill:{card_id}:{year:04}{month:02}")
-            }
-        }
+        let mut text = String::with_capacity(80);
+        self.push_to(&mut text);
+        f.write_str(&text)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::MIN_DATE;
     use jiff::civil::date;
     use proptest::prelude::*;
 
@@ -544,6 +574,38 @@ mod tests {
                 .ok()
                 .and_then(|span| start.checked_add(span).ok());
             prop_assert_eq!(add_months(start, months), by_span);
+        }
+
+        /// A handle's text is what `format!` wrote for it before
+        /// [`Handle::push_to`]: every kind, every number, any year and
+        /// month of a bill (padded as `{:04}` and `{:02}` pad them).
+        #[test]
+        fn handles_write_as_format_wrote_them(
+            id in any::<u128>(),
+            days in 0i32..3_652_058,
+            number in any::<u16>(),
+            year in any::<i16>(),
+            month in any::<i8>(),
+        ) {
+            let id = uuid::Uuid::from_u128(id);
+            let day = MIN_DATE.checked_add(Span::new().days(days)).unwrap();
+            let cases = [
+                (
+                    Handle::Recurrence { rule_id: RuleId(id), date: day },
+                    format!("mocked-recurrence:{id}:{}", format_date(day)),
+                ),
+                (
+                    Handle::Installment { purchase_id: PurchaseId(id), number },
+                    format!("mocked-installment:{id}:{number}"),
+                ),
+                (
+                    Handle::Bill { card_id: AccountId(id), year, month },
+                    format!("mocked-bill:{id}:{year:04}{month:02}"),
+                ),
+            ];
+            for (handle, expected) in cases {
+                prop_assert_eq!(handle.to_string(), expected);
+            }
         }
     }
 

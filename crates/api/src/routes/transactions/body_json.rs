@@ -90,7 +90,12 @@ pub fn write_entry(out: &mut String, t: &Transaction, public_url: &str) {
     out.push_str("{\"id\":");
     match &t.id {
         EntryId::Stored(id) => uuid(out, id.0),
-        EntryId::Projected(handle) => text(out, &handle.to_string()),
+        EntryId::Projected(handle) => {
+            // A handle's text has nothing to escape.
+            out.push('"');
+            handle.push_to(out);
+            out.push('"');
+        }
     }
     out.push_str(",\"projected\":");
     match &t.id {
