@@ -105,3 +105,68 @@ async fn rows_read_from_a_file_on_the_calling_thread() {
 async fn rows_read_from_memory_as_one_json_page() {
     rows_read_back("sqlite::memory:").await;
 }
+
+/// A row whose stored text is not what cofre writes (an id, a day, a type
+/// or a source that does not parse, whether or not its bytes are ASCII;
+/// kept text that is not UTF-8) reads as corrupt, naming what did not
+/// parse: never a panic, never an entry made of the wrong value. Ids,
+/// days and names are parsed from their bytes without a UTF-8 check of
+/// their own, so the parsers are what refuse them.
+#[tokio::test]
+async fn a_row_that_does_not_parse_reads_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("corrupt.db");
+    let store = cofre_store::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let (now, today) = now();
+    let user = store.create_user(None, now).await.unwrap().id;
+    let account = bank_account(store.as_ref(), user).await;
+    let input = NewTransactionInput {
+        account_id: Some(account),
+        tx_type: Some(TxType::Debit),
+        amount: Some(Money::from_cents(1234)),
+        description: Some("Bakery".into()),
+        date: Some(today),
+        ..Default::default()
+    };
+    let new = new_transaction(&input, today).unwrap();
+    let row = store
+        .create_transaction(user, &new, None, now, None)
+        .await
+        .unwrap()
+        .value;
+    let id = row.id.stored().unwrap();
+    // Another connection, as another process (or a hand editing the
+    // file) would write, past the schema's checks.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other
+        .execute_batch("PRAGMA ignore_check_constraints = ON; PRAGMA foreign_keys = OFF")
+        .unwrap();
+    let restore = "UPDATE transactions SET type = 'DEBIT', source = 'API', \
+        date = '2026-11-22', category_id = NULL, description = 'Bakery'";
+    for (damage, named) in [
+        ("type = 'BOGUS'", "type"),
+        ("type = 'DÉBIT'", "type"),
+        ("source = 'APÍ'", "source"),
+        ("date = '2026-11-2é'", "date"),
+        ("date = '2026-13-01'", "date"),
+        (
+            "category_id = '0000000-0000-4000-8000-00000000000é'",
+            "category_id",
+        ),
+        ("description = CAST(X'C328' AS TEXT)", "column 7"),
+    ] {
+        other.execute_batch(restore).unwrap();
+        assert_eq!(store.get_transaction(user, id).await.unwrap(), row);
+        other
+            .execute_batch(&format!("UPDATE transactions SET {damage}"))
+            .unwrap();
+        match store.get_transaction(user, id).await {
+            Err(cofre_store::StoreError::Corrupt(message)) => {
+                assert!(message.contains(named), "{damage}: {message}");
+            }
+            other => panic!("{damage}: read as {other:?}"),
+        }
+    }
+}
