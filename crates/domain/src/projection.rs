@@ -490,9 +490,7 @@ impl Handle {
             _ => kind(self).cmp(&kind(other)),
         }
     }
-}
 
-impl Handle {
     /// The handle's text (what `Display` writes) appended to `out`: a page
     /// writes one for each projected entry, and the formatting machinery
     /// cost several times the text.
