@@ -8,6 +8,7 @@ use jiff::{Span, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+use crate::text::push_padded;
 use crate::time::{MAX_DATE, format_date, parse_date, push_date};
 use crate::transaction::{TransactionState, TxStatus, TxType};
 use crate::{
@@ -507,11 +508,11 @@ impl Handle {
         out.push(':');
         match *self {
             Handle::Recurrence { date, .. } => push_date(out, date),
-            Handle::Installment { number, .. } => push_padded(out, number, 1),
+            Handle::Installment { number, .. } => push_padded(out, u64::from(number), 1),
             Handle::Bill { year, month, .. } => match (u16::try_from(year), u16::try_from(month)) {
                 (Ok(year), Ok(month)) if year <= 9999 => {
-                    push_padded(out, year, 4);
-                    push_padded(out, month, 2);
+                    push_padded(out, u64::from(year), 4);
+                    push_padded(out, u64::from(month), 2);
                 }
                 // Not a month of the calendar: as `format!` pads it.
                 _ => {
@@ -522,20 +523,6 @@ impl Handle {
             },
         }
     }
-}
-
-/// `n` in decimal, zero-padded to at least `width` digits (at most five).
-fn push_padded(out: &mut String, mut n: u16, width: usize) {
-    let mut buf = [b'0'; 5];
-    let mut start = buf.len();
-    while n > 0 || start > buf.len() - width.max(1) {
-        start -= 1;
-        // `n % 10` is a digit: it fits a byte.
-        buf[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
-    // ASCII digits.
-    out.push_str(std::str::from_utf8(&buf[start..]).unwrap_or_default());
 }
 
 impl fmt::Display for Handle {

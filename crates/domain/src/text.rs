@@ -108,9 +108,37 @@ fn fold_accent(c: char) -> char {
     }
 }
 
+/// `n` in decimal appended to `out`, zero-padded to at least `width`
+/// digits (at most twenty), made in place and written at once, without
+/// the formatting machinery: pages write several numbers a row.
+pub fn push_padded(out: &mut String, mut n: u64, width: usize) {
+    let mut buf = [b'0'; 20];
+    let mut start = buf.len();
+    let least = buf.len() - width.clamp(1, buf.len());
+    while n > 0 || start > least {
+        start -= 1;
+        // `n % 10` is a digit: it fits a byte.
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    // ASCII digits.
+    out.push_str(std::str::from_utf8(&buf[start..]).unwrap_or_default());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_written_as_format_pads_them() {
+        for n in [0, 1, 9, 10, 99, 100, 2026, 65_535, 123_456_789, u64::MAX] {
+            for width in [0, 1, 2, 4, 5, 19, 20] {
+                let mut out = String::from("x");
+                push_padded(&mut out, n, width);
+                assert_eq!(out, format!("x{n:0width$}"), "{n} at width {width}");
+            }
+        }
+    }
 
     #[test]
     fn hex_is_two_lowercase_digits_a_byte() {

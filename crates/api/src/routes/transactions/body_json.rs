@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use cofre_domain::RuleId;
 use cofre_domain::projection::Handle;
+use cofre_domain::text::push_padded;
 use cofre_domain::time::push_date;
 use cofre_domain::transaction::{EntryId, Transaction};
 use jiff::civil::Date;
@@ -212,7 +213,7 @@ fn flag(out: &mut String, value: bool) {
 }
 
 fn int(out: &mut String, n: u16) {
-    digits(out, u64::from(n));
+    push_padded(out, u64::from(n), 1);
 }
 
 /// Money as a JSON number with two decimals, as its `Display` writes it.
@@ -222,28 +223,9 @@ fn money(out: &mut String, amount: cofre_domain::Money) {
         out.push('-');
     }
     let abs = cents.unsigned_abs();
-    digits(out, abs / 100);
+    push_padded(out, abs / 100, 1);
     out.push('.');
-    let fraction = abs % 100;
-    digits(out, fraction / 10);
-    digits(out, fraction % 10);
-}
-
-/// `n` in decimal, without the formatting machinery.
-fn digits(out: &mut String, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut start = buf.len();
-    loop {
-        start -= 1;
-        // `n % 10` is a digit: it fits a byte.
-        buf[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    // ASCII digits, written at once.
-    out.push_str(std::str::from_utf8(&buf[start..]).unwrap_or_default());
+    push_padded(out, abs % 100, 2);
 }
 
 /// A UUID, hyphenated and lower case, in quotes.
