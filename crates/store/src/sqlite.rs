@@ -105,15 +105,36 @@ impl Reads {
     }
 }
 
+/// A row read column by column: the driver's (a write's connection) or
+/// a reader's own ([`crate::sync_reads::Row`]).
+trait Columns {
+    /// Column `i`'s value, borrowed from the row.
+    fn value(&self, i: usize) -> StoreResult<rusqlite::types::ValueRef<'_>>;
+}
+
+impl Columns for rusqlite::Row<'_> {
+    #[inline(always)]
+    fn value(&self, i: usize) -> StoreResult<rusqlite::types::ValueRef<'_>> {
+        Ok(self.get_ref(i)?)
+    }
+}
+
+impl Columns for crate::sync_reads::Row<'_> {
+    #[inline(always)]
+    fn value(&self, i: usize) -> StoreResult<rusqlite::types::ValueRef<'_>> {
+        self.get_ref(i)
+    }
+}
+
 impl<'a> RawTx<'a> {
     /// A row of an [`entries_query`], its text borrowed from the row
     /// (inlined, as [`RawTx::into_transaction`] is).
     #[inline(always)]
-    fn from_row(row: &'a rusqlite::Row<'a>) -> StoreResult<Self> {
+    fn from_row(row: &'a impl Columns) -> StoreResult<Self> {
         use rusqlite::types::ValueRef;
         /// The tags column, after the 27 of [`TX_COLUMNS`].
         const TAGS: usize = 27;
-        let value = |i: usize| row.get_ref(i).map_err(StoreError::from);
+        let value = |i: usize| row.value(i);
         let bad = |i: usize, e: rusqlite::types::FromSqlError| {
             StoreError::Corrupt(format!("transaction column {i}: {e}"))
         };

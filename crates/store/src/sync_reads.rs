@@ -5,7 +5,8 @@
 //! scheduler). The store's short reads outside a write (a row, a page, a
 //! version) run here instead: a connection is taken from a small set of
 //! idle ones, the statement runs to completion without yielding, and the
-//! connection goes back.
+//! connection goes back. The statements are the readers' own
+//! ([`prepared`]), read a value at a time straight from SQLite.
 //!
 //! What a read sees is what any other connection to the file sees: every
 //! write committed before it started, from any process (WAL readers never
@@ -18,11 +19,16 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::types::FromSql;
-use rusqlite::{Connection, OpenFlags, Row, Rows, ToSql};
+use rusqlite::{Connection, OpenFlags, Rows, ToSql};
 
 use crate::StoreError;
 use crate::db_errors::{Failure, classify_sqlite};
 use crate::sql_text::{Arg, Sql};
+
+mod prepared;
+
+use prepared::Reader;
+pub(crate) use prepared::Row;
 
 /// Idle connections kept: one per thread that reads at once is enough
 /// (a read never yields while it holds one); more are opened when needed
@@ -50,7 +56,7 @@ const MAX_RESERVED: usize = 128;
 pub(crate) struct SyncReads {
     path: PathBuf,
     busy_timeout: Duration,
-    idle: Mutex<Vec<Connection>>,
+    idle: Mutex<Vec<Reader>>,
 }
 
 impl SyncReads {
@@ -67,7 +73,7 @@ impl SyncReads {
     /// The first column of the one row `sql` answers, `None` when it
     /// answers none (more rows than one are not read).
     pub(crate) fn one<T: FromSql>(&self, sql: &Sql) -> Result<Option<T>, StoreError> {
-        self.query(sql, first_column)
+        self.query(sql, |rows| rows.next()?.map(|row| row.get(0)).transpose())
     }
 
     /// The rows `sql` answers, in its order, each as `each` reads it
@@ -79,19 +85,28 @@ impl SyncReads {
         &self,
         sql: &Sql,
         expected: usize,
-        each: impl FnMut(&Row<'_>) -> Result<Option<T>, StoreError>,
+        mut each: impl FnMut(&Row<'_>) -> Result<Option<T>, StoreError>,
     ) -> Result<(Vec<T>, bool), StoreError> {
-        self.query(sql, |rows| rows_until(rows, expected, each))
+        self.query(sql, |rows| {
+            let mut out = Vec::with_capacity(expected.min(MAX_RESERVED));
+            while let Some(row) = rows.next()? {
+                match each(&row)? {
+                    Some(value) => out.push(value),
+                    None => return Ok((out, true)),
+                }
+            }
+            Ok((out, false))
+        })
     }
 
     /// Runs `sql` on an idle connection, `read` taking its rows.
     fn query<R>(
         &self,
         sql: &Sql,
-        read: impl FnOnce(&mut Rows<'_>) -> Result<R, StoreError>,
+        read: impl FnOnce(&mut prepared::Rows<'_>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         let mut conn = self.take()?;
-        let result = run(&mut conn, sql, read);
+        let result = conn.query(sql, read);
         // A connection whose statement failed is closed, not kept: an error
         // from SQLite may have left it in a state no other read should meet.
         if result.is_ok() {
@@ -100,7 +115,7 @@ impl SyncReads {
         result
     }
 
-    fn take(&self) -> Result<Connection, StoreError> {
+    fn take(&self) -> Result<Reader, StoreError> {
         if let Some(conn) = self.idle.lock().ok().and_then(|mut idle| idle.pop()) {
             return Ok(conn);
         }
@@ -111,12 +126,11 @@ impl SyncReads {
         conn.busy_timeout(self.busy_timeout)?;
         // Reads only: a statement that would write fails instead.
         conn.pragma_update(None, "query_only", true)?;
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
-        Ok(conn)
+        Ok(Reader::new(conn, STATEMENT_CACHE))
     }
 
-    fn give_back(&self, conn: Connection) {
+    fn give_back(&self, conn: Reader) {
         if let Ok(mut idle) = self.idle.lock()
             && idle.len() < MAX_IDLE
         {
@@ -131,35 +145,24 @@ pub(crate) fn first_column<T: FromSql>(rows: &mut Rows<'_>) -> Result<Option<T>,
     rows.next()?.map(|row| Ok(row.get(0)?)).transpose()
 }
 
-/// Every one of `rows`, in order, each as `each` reads it, in room for
-/// `expected` made up front (a page's limit: values as large as a
-/// transaction are not moved again and again as the vector grows), up to
-/// [`MAX_RESERVED`] (a long walk grows as it reads).
+/// Every one of `rows` (the driver's, on a write's connection), in
+/// order, each as `each` reads it, in room for `expected` made up front
+/// (values as large as a transaction are not moved again and again as
+/// the vector grows), up to [`MAX_RESERVED`].
 pub(crate) fn every_row<T>(
     rows: &mut Rows<'_>,
     expected: usize,
-    mut each: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
+    mut each: impl FnMut(&rusqlite::Row<'_>) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
-    Ok(rows_until(rows, expected, |row| each(row).map(Some))?.0)
-}
-
-/// [`every_row`] up to the first row `each` reads as `None`: the rest are
-/// not read, and true beside the rows says one was refused.
-fn rows_until<T>(
-    rows: &mut Rows<'_>,
-    expected: usize,
-    mut each: impl FnMut(&Row<'_>) -> Result<Option<T>, StoreError>,
-) -> Result<(Vec<T>, bool), StoreError> {
     let mut out = Vec::with_capacity(expected.min(MAX_RESERVED));
     while let Some(row) = rows.next()? {
-        match each(row)? {
-            Some(value) => out.push(value),
-            None => return Ok((out, true)),
-        }
+        out.push(each(row)?);
     }
-    Ok((out, false))
+    Ok(out)
 }
 
+/// Runs `sql` through the driver on `conn` (a write's connection, see
+/// [`crate::group_commit::WriteGate::write_here`]), `read` taking its rows.
 pub(crate) fn run<R>(
     conn: &mut Connection,
     sql: &Sql,
@@ -250,7 +253,7 @@ mod tests {
         let sql = Sql::new("SELECT a, b FROM t ORDER BY b DESC");
         let rows = reads
             .rows_while(&sql, 2, |row| {
-                Ok(Some((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))
+                Ok(Some((row.get::<String>(0)?, row.get::<i64>(1)?)))
             })
             .unwrap();
         assert_eq!(
@@ -260,7 +263,7 @@ mod tests {
         // A row read as `None` ends the read there.
         let first = reads
             .rows_while(&sql, 2, |row| {
-                let b = row.get::<_, i64>(1)?;
+                let b = row.get::<i64>(1)?;
                 Ok((b == 2).then_some(b))
             })
             .unwrap();
@@ -272,7 +275,7 @@ mod tests {
         let none = Sql::with("SELECT a FROM t WHERE b = $1", [Arg::Int(9)]);
         assert_eq!(
             reads
-                .rows_while(&none, 0, |row| Ok(Some(row.get::<_, String>(0)?)))
+                .rows_while(&none, 0, |row| Ok(Some(row.get::<String>(0)?)))
                 .unwrap(),
             (Vec::new(), false)
         );
