@@ -93,13 +93,15 @@ impl Reads {
         &self,
         query: &Sql,
         expected: usize,
-        mut keep: impl FnMut(&Transaction) -> bool,
+        keep: impl FnMut(&Transaction) -> bool,
     ) -> Option<StoreResult<(Vec<Transaction>, bool)>> {
         match self {
-            Reads::Thread(reads) => Some(reads.rows_while(query, expected, |row| {
-                let entry = RawTx::from_row(row)?.into_transaction()?;
-                Ok(keep(&entry).then_some(entry))
-            })),
+            Reads::Thread(reads) => Some(reads.rows_while(
+                query,
+                expected,
+                |row| RawTx::from_row(row)?.into_transaction(),
+                keep,
+            )),
             Reads::Pool(_) => None,
         }
     }

@@ -76,24 +76,27 @@ impl SyncReads {
         self.query(sql, |rows| rows.next()?.map(|row| row.get(0)).transpose())
     }
 
-    /// The rows `sql` answers, in its order, each as `each` reads it
+    /// The rows `sql` answers, in its order, each as `decode` reads it
     /// (borrowing its values from the row, so nothing is copied that the
     /// caller does not keep), in room for `expected` made once, up to the
-    /// first that `each` reads as `None`: the rest are not read, and true
-    /// beside the rows says one was refused.
+    /// first that `keep` refuses: the rest are not read, and true beside
+    /// the rows says one was refused. A row is moved once, into the rows
+    /// (an entry is hundreds of bytes).
     pub(crate) fn rows_while<T>(
         &self,
         sql: &Sql,
         expected: usize,
-        mut each: impl FnMut(&Row<'_>) -> Result<Option<T>, StoreError>,
+        mut decode: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
+        mut keep: impl FnMut(&T) -> bool,
     ) -> Result<(Vec<T>, bool), StoreError> {
         self.query(sql, |rows| {
             let mut out = Vec::with_capacity(expected.min(MAX_RESERVED));
             while let Some(row) = rows.next()? {
-                match each(&row)? {
-                    Some(value) => out.push(value),
-                    None => return Ok((out, true)),
+                let value = decode(&row)?;
+                if !keep(&value) {
+                    return Ok((out, true));
                 }
+                out.push(value);
             }
             Ok((out, false))
         })
@@ -252,9 +255,12 @@ mod tests {
         let (_dir, reads) = database();
         let sql = Sql::new("SELECT a, b FROM t ORDER BY b DESC");
         let rows = reads
-            .rows_while(&sql, 2, |row| {
-                Ok(Some((row.get::<String>(0)?, row.get::<i64>(1)?)))
-            })
+            .rows_while(
+                &sql,
+                2,
+                |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?)),
+                |_| true,
+            )
             .unwrap();
         assert_eq!(
             rows,
@@ -262,20 +268,20 @@ mod tests {
         );
         // A row read as `None` ends the read there.
         let first = reads
-            .rows_while(&sql, 2, |row| {
-                let b = row.get::<i64>(1)?;
-                Ok((b == 2).then_some(b))
-            })
+            .rows_while(&sql, 2, |row| row.get::<i64>(1), |b| *b == 2)
             .unwrap();
         assert_eq!(first, (vec![2], true));
-        let refused = reads.rows_while(&sql, 0, |_| -> Result<Option<()>, StoreError> {
-            Err(StoreError::Corrupt("refused".into()))
-        });
+        let refused = reads.rows_while(
+            &sql,
+            0,
+            |_| -> Result<(), StoreError> { Err(StoreError::Corrupt("refused".into())) },
+            |_| true,
+        );
         assert!(matches!(refused, Err(StoreError::Corrupt(_))));
         let none = Sql::with("SELECT a FROM t WHERE b = $1", [Arg::Int(9)]);
         assert_eq!(
             reads
-                .rows_while(&none, 0, |row| Ok(Some(row.get::<String>(0)?)))
+                .rows_while(&none, 0, |row| row.get::<String>(0), |_| true)
                 .unwrap(),
             (Vec::new(), false)
         );
