@@ -4,6 +4,7 @@
 
 // ---------------------------------------------------------------- decoding
 
+#[cold]
 fn corrupt(what: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("{what}: {value:?}"))
 }
@@ -436,11 +437,10 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Ascii<'a> {
 }
 
 /// A row's tags (the `tags` column of [`entries_query`], nested in the
-/// JSON page or read as the column's text; NULL for a row without
-/// tags), ordered by title.
-fn parse_tags(raw: Option<Vec<RawTag<'_>>>) -> StoreResult<Vec<TagRef>> {
+/// JSON page or read as the column's text; NULL, and not parsed, for a
+/// row without tags), ordered by title.
+fn parse_tags(raw: Vec<RawTag<'_>>) -> StoreResult<Vec<TagRef>> {
     let mut tags = raw
-        .unwrap_or_default()
         .into_iter()
         .map(|(id, title, color_hex)| {
             Ok(TagRef {
@@ -469,6 +469,7 @@ fn parse_day(column: &str, text: impl AsRef<[u8]>) -> StoreResult<Date> {
 }
 
 /// [`corrupt`] for text taken as bytes.
+#[cold]
 fn corrupt_bytes(what: &str, value: &[u8]) -> StoreError {
     corrupt(what, &String::from_utf8_lossy(value))
 }
@@ -508,7 +509,11 @@ impl RawTx<'_> {
             plan_total,
             tags,
         ) = self;
-        let tags = parse_tags(tags)?;
+        // Most rows have no tags: nothing to parse, no call.
+        let tags = match tags {
+            Some(raw) => parse_tags(raw)?,
+            None => Vec::new(),
+        };
         let small =
             |column: &str, n: i64| u16::try_from(n).map_err(|_| corrupt(column, &n.to_string()));
         let installment = match (

@@ -107,6 +107,12 @@ impl Reads {
     }
 }
 
+/// A column of a transaction row that is not of its type.
+#[cold]
+fn bad_column(i: usize, e: rusqlite::types::FromSqlError) -> StoreError {
+    StoreError::Corrupt(format!("transaction column {i}: {e}"))
+}
+
 /// A row read column by column: the driver's (a write's connection) or
 /// a reader's own ([`crate::sync_reads::Row`]).
 trait Columns {
@@ -137,26 +143,23 @@ impl<'a> RawTx<'a> {
         /// The tags column, after the 27 of [`TX_COLUMNS`].
         const TAGS: usize = 27;
         let value = |i: usize| row.value(i);
-        let bad = |i: usize, e: rusqlite::types::FromSqlError| {
-            StoreError::Corrupt(format!("transaction column {i}: {e}"))
-        };
-        let ascii = |i: usize| value(i)?.as_bytes().map(Ascii).map_err(|e| bad(i, e));
+        let ascii = |i: usize| value(i)?.as_bytes().map(Ascii).map_err(|e| bad_column(i, e));
         let opt_ascii = |i: usize| {
-            let bytes = value(i)?.as_bytes_or_null().map_err(|e| bad(i, e))?;
+            let bytes = value(i)?.as_bytes_or_null().map_err(|e| bad_column(i, e))?;
             Ok::<_, StoreError>(bytes.map(Ascii))
         };
-        let owned = |i: usize| value(i)?.as_str().map(str::to_owned).map_err(|e| bad(i, e));
+        let owned = |i: usize| value(i)?.as_str().map(str::to_owned).map_err(|e| bad_column(i, e));
         let opt_owned = |i: usize| {
-            let text = value(i)?.as_str_or_null().map_err(|e| bad(i, e))?;
+            let text = value(i)?.as_str_or_null().map_err(|e| bad_column(i, e))?;
             Ok::<_, StoreError>(text.map(str::to_owned))
         };
-        let int = |i: usize| value(i)?.as_i64().map_err(|e| bad(i, e));
-        let opt_int = |i: usize| value(i)?.as_i64_or_null().map_err(|e| bad(i, e));
+        let int = |i: usize| value(i)?.as_i64().map_err(|e| bad_column(i, e));
+        let opt_int = |i: usize| value(i)?.as_i64_or_null().map_err(|e| bad_column(i, e));
         let flag = |i: usize| int(i).map(|n| JsonBool(n != 0));
         let tags = match value(TAGS)? {
             ValueRef::Null => None,
             tags => {
-                let text = tags.as_bytes().map_err(|e| bad(TAGS, e))?;
+                let text = tags.as_bytes().map_err(|e| bad_column(TAGS, e))?;
                 Some(
                     serde_json::from_slice(text)
                         .map_err(|e| StoreError::Corrupt(format!("transaction tags: {e}")))?,
