@@ -143,12 +143,22 @@ impl<'a> RawTx<'a> {
         /// The tags column, after the 27 of [`TX_COLUMNS`].
         const TAGS: usize = 27;
         let value = |i: usize| row.value(i);
-        let ascii = |i: usize| value(i)?.as_bytes().map(Ascii).map_err(|e| bad_column(i, e));
+        let ascii = |i: usize| {
+            value(i)?
+                .as_bytes()
+                .map(Ascii)
+                .map_err(|e| bad_column(i, e))
+        };
         let opt_ascii = |i: usize| {
             let bytes = value(i)?.as_bytes_or_null().map_err(|e| bad_column(i, e))?;
             Ok::<_, StoreError>(bytes.map(Ascii))
         };
-        let owned = |i: usize| value(i)?.as_str().map(str::to_owned).map_err(|e| bad_column(i, e));
+        let owned = |i: usize| {
+            value(i)?
+                .as_str()
+                .map(str::to_owned)
+                .map_err(|e| bad_column(i, e))
+        };
         let opt_owned = |i: usize| {
             let text = value(i)?.as_str_or_null().map_err(|e| bad_column(i, e))?;
             Ok::<_, StoreError>(text.map(str::to_owned))
