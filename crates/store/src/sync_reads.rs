@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use rusqlite::types::FromSql;
+use rusqlite::types::{FromSql, ValueRef};
 use rusqlite::{Connection, OpenFlags, Rows, ToSql};
 
 use crate::StoreError;
@@ -189,17 +189,23 @@ pub(crate) fn run<R>(
 }
 
 /// An [`Arg`] as SQLite binds it: booleans as 0 and 1, like sqlx does.
+/// Both the driver's statements ([`ArgRef`]) and the readers' own bind
+/// this.
+fn arg_value(arg: &Arg) -> ValueRef<'_> {
+    match arg {
+        Arg::Text(text) | Arg::OptText(Some(text)) => ValueRef::Text(text.as_bytes()),
+        Arg::Int(n) | Arg::OptInt(Some(n)) => ValueRef::Integer(*n),
+        Arg::Bool(b) => ValueRef::Integer(i64::from(*b)),
+        Arg::OptText(None) | Arg::OptInt(None) => ValueRef::Null,
+    }
+}
+
+/// An [`Arg`] as the driver binds it ([`arg_value`]).
 struct ArgRef<'a>(&'a Arg);
 
 impl ToSql for ArgRef<'_> {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        match self.0 {
-            Arg::Text(text) => text.to_sql(),
-            Arg::OptText(text) => text.to_sql(),
-            Arg::Int(n) => n.to_sql(),
-            Arg::OptInt(n) => n.to_sql(),
-            Arg::Bool(b) => b.to_sql(),
-        }
+        Ok(rusqlite::types::ToSqlOutput::Borrowed(arg_value(self.0)))
     }
 }
 

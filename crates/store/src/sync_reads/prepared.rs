@@ -160,30 +160,27 @@ impl<'s> Running<'s> {
             let index = index.ok_or_else(|| {
                 StoreError::from(rusqlite::Error::InvalidParameterName(format!("${}", i + 1)))
             })?;
-            let text = |text: &str| {
-                let length = c_int::try_from(text.len())
-                    .map_err(|_| StoreError::Corrupt("a value too long for SQLite".into()))?;
-                // SAFETY: SQLite copies the `length` bytes (TRANSIENT).
-                Ok::<_, StoreError>(unsafe {
-                    ffi::sqlite3_bind_text(
-                        raw,
-                        index,
-                        text.as_ptr().cast(),
-                        length,
-                        ffi::SQLITE_TRANSIENT(),
-                    )
-                })
-            };
-            // SAFETY: `index` is one of the statement's parameters.
-            let code = match arg {
-                Arg::Text(value) | Arg::OptText(Some(value)) => text(value)?,
-                Arg::Int(n) | Arg::OptInt(Some(n)) => unsafe {
-                    ffi::sqlite3_bind_int64(raw, index, *n)
-                },
-                Arg::Bool(b) => unsafe { ffi::sqlite3_bind_int64(raw, index, i64::from(*b)) },
-                Arg::OptText(None) | Arg::OptInt(None) => unsafe {
-                    ffi::sqlite3_bind_null(raw, index)
-                },
+            // SAFETY: `index` is one of the statement's parameters; SQLite
+            // copies the text's `length` bytes (TRANSIENT).
+            let code = match super::arg_value(arg) {
+                ValueRef::Null => unsafe { ffi::sqlite3_bind_null(raw, index) },
+                ValueRef::Integer(n) => unsafe { ffi::sqlite3_bind_int64(raw, index, n) },
+                ValueRef::Text(text) => {
+                    let length = c_int::try_from(text.len())
+                        .map_err(|_| StoreError::Corrupt("a value too long for SQLite".into()))?;
+                    unsafe {
+                        ffi::sqlite3_bind_text(
+                            raw,
+                            index,
+                            text.as_ptr().cast(),
+                            length,
+                            ffi::SQLITE_TRANSIENT(),
+                        )
+                    }
+                }
+                ValueRef::Real(_) | ValueRef::Blob(_) => {
+                    unreachable!("an argument is text, an integer or NULL")
+                }
             };
             if code != ffi::SQLITE_OK {
                 return Err(failure(statement.db, code));
