@@ -2,13 +2,13 @@
 //! read a value at a time straight from SQLite's column values.
 //!
 //! The driver reads a value in four calls into SQLite (the column count
-//! for its bounds check, the column's type, its text, its length), each
-//! entering and leaving the connection's mutex; a list page reads 28
-//! values a row, and those calls were the dearest part of a row after
-//! SQLite's own stepping. Here a value is one call that finds it
-//! ([`ffi::sqlite3_column_value`]) and calls on the value itself that take
-//! no lock. The types the store reads with ([`ValueRef`], [`FromSql`]) are
-//! the driver's, so a value reads alike either way.
+//! for its bounds check, then the column's type, its text and its length,
+//! each of these three entering and leaving the connection's mutex); a
+//! list page reads 28 values a row, and those calls were the dearest part
+//! of a row after SQLite's own stepping. Here a value is one call that
+//! finds it ([`ffi::sqlite3_column_value`]) and calls on the value itself
+//! that take no lock. The types the store reads with ([`ValueRef`],
+//! [`FromSql`]) are the driver's, so a value reads alike either way.
 
 use std::ffi::{CStr, c_int};
 use std::ptr::NonNull;
