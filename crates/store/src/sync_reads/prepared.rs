@@ -5,10 +5,11 @@
 //! for its bounds check, then the column's type, its text and its length,
 //! each of these three entering and leaving the connection's mutex); a
 //! list page reads 28 values a row, and those calls were the dearest part
-//! of a row after SQLite's own stepping. Here a value is one call that
-//! finds it ([`ffi::sqlite3_column_value`]) and calls on the value itself
-//! that take no lock. The types the store reads with ([`ValueRef`],
-//! [`FromSql`]) are the driver's, so a value reads alike either way.
+//! of a row after SQLite's own stepping. Here a row's values are found
+//! with one call ([`ffi::sqlite3_column_value`] of its first column; see
+//! [`Layout`]) and read with calls on each value that take no lock. The
+//! types the store reads with ([`ValueRef`], [`FromSql`]) are the
+//! driver's, so a value reads alike either way.
 
 use std::ffi::{CStr, c_int};
 use std::ptr::NonNull;
@@ -54,6 +55,7 @@ impl Reader {
         let mut rows = Rows {
             statement: Running::bind(statement, &sql.args)?,
             done: false,
+            layout: Layout::Unknown,
         };
         read(&mut rows)
     }
@@ -201,12 +203,32 @@ impl Drop for Running<'_> {
     }
 }
 
+/// Where a row's values are.
+///
+/// SQLite answers a row as registers `P1` to `P1+P2-1` of its machine
+/// (the `ResultRow` opcode, <https://www.sqlite.org/opcode.html>): the
+/// values lie one after another, a register's size apart, and
+/// `sqlite3_column_value(i)` is the `i`-th of them. So after one call
+/// for the first value, the others are found by adding. That is checked
+/// on each run's first row against SQLite's own answer for every column;
+/// a build of SQLite where it did not hold would be read a call a value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Layout {
+    /// Not checked yet in this run.
+    Unknown,
+    /// Value `i` lies `i * stride` bytes after the first.
+    Strided(usize),
+    /// Each value is asked of SQLite.
+    Called,
+}
+
 /// The rows of a running statement, read one at a time.
 pub(crate) struct Rows<'s> {
     statement: Running<'s>,
     /// The statement answered its last row (stepping it again would run
     /// it again).
     done: bool,
+    layout: Layout,
 }
 
 impl Rows<'_> {
@@ -217,9 +239,21 @@ impl Rows<'_> {
             return Ok(None);
         }
         let statement = &*self.statement.0;
+        let raw = statement.raw.as_ptr();
         // SAFETY: the statement is bound and held for this run.
-        match unsafe { ffi::sqlite3_step(statement.raw.as_ptr()) } {
-            ffi::SQLITE_ROW => Ok(Some(Row { statement })),
+        match unsafe { ffi::sqlite3_step(raw) } {
+            ffi::SQLITE_ROW => {
+                if statement.columns == 0 {
+                    let first = std::ptr::null_mut();
+                    return Ok(Some(Row::new(statement, first, Layout::Called)));
+                }
+                // SAFETY: the statement stands on a row with a column 0.
+                let first = unsafe { ffi::sqlite3_column_value(raw, 0) };
+                if self.layout == Layout::Unknown {
+                    self.layout = layout_of(raw, statement.columns, first);
+                }
+                Ok(Some(Row::new(statement, first, self.layout)))
+            }
             ffi::SQLITE_DONE => {
                 self.done = true;
                 Ok(None)
@@ -232,12 +266,53 @@ impl Rows<'_> {
     }
 }
 
+/// Whether the `columns` values of the row `raw` stands on lie one
+/// register apart from `first`, its column 0 (see [`Layout`]): compared
+/// with SQLite's answer for each.
+#[cold]
+fn layout_of(
+    raw: *mut ffi::sqlite3_stmt,
+    columns: usize,
+    first: *mut ffi::sqlite3_value,
+) -> Layout {
+    if columns == 1 {
+        return Layout::Strided(0);
+    }
+    // SAFETY: the statement stands on a row; each `i` is one of its
+    // columns. Only the pointers are compared.
+    let at = |i: usize| unsafe { ffi::sqlite3_column_value(raw, i as c_int) } as usize;
+    let Some(stride) = at(1).checked_sub(first as usize).filter(|s| *s > 0) else {
+        return Layout::Called;
+    };
+    let strided = (2..columns).all(|i| {
+        i.checked_mul(stride)
+            .and_then(|offset| (first as usize).checked_add(offset))
+            == Some(at(i))
+    });
+    if strided {
+        Layout::Strided(stride)
+    } else {
+        Layout::Called
+    }
+}
+
 /// The row a statement stands on.
 pub(crate) struct Row<'r> {
     statement: &'r Statement,
+    /// Column 0's value (null for a row of no columns).
+    first: *mut ffi::sqlite3_value,
+    layout: Layout,
 }
 
-impl Row<'_> {
+impl<'r> Row<'r> {
+    fn new(statement: &'r Statement, first: *mut ffi::sqlite3_value, layout: Layout) -> Self {
+        Self {
+            statement,
+            first,
+            layout,
+        }
+    }
+
     /// Column `i`'s value, borrowed from the row (inlined: a caller that
     /// wants one type keeps only its branch).
     #[inline(always)]
@@ -245,15 +320,21 @@ impl Row<'_> {
         if i >= self.statement.columns {
             return Err(rusqlite::Error::InvalidColumnIndex(i).into());
         }
-        let raw = self.statement.raw.as_ptr();
         // SAFETY: the statement stands on this row (it cannot step while
-        // the row is borrowed) and `i` is one of its columns. The value
-        // is read by this thread alone (see `Statement`), so it needs no
-        // lock; its text or bytes stay where they are until the statement
-        // steps or is reset, which the borrow of the row rules out, and
-        // each is read the way its type is, so none is converted.
+        // the row is borrowed) and `i` is one of its columns: its value is
+        // register `i` of the row's ([`Layout`], checked on this run's
+        // first row), or SQLite finds it. The value is read by this thread
+        // alone (see `Statement`), so it needs no lock; its text or bytes
+        // stay where they are until the statement steps or is reset, which
+        // the borrow of the row rules out, and each is read the way its
+        // type is, so none is converted.
         unsafe {
-            let value = ffi::sqlite3_column_value(raw, i as c_int);
+            let value = match self.layout {
+                Layout::Strided(stride) => self.first.byte_add(i * stride),
+                Layout::Unknown | Layout::Called => {
+                    ffi::sqlite3_column_value(self.statement.raw.as_ptr(), i as c_int)
+                }
+            };
             Ok(match ffi::sqlite3_value_type(value) {
                 ffi::SQLITE_INTEGER => ValueRef::Integer(ffi::sqlite3_value_int64(value)),
                 ffi::SQLITE_FLOAT => ValueRef::Real(ffi::sqlite3_value_double(value)),
@@ -350,6 +431,67 @@ mod tests {
         assert_eq!(ours[3], format!("{:?}", ValueRef::Blob(&[0, 0xff])));
         assert_eq!(ours[6], format!("{:?}", ValueRef::Null));
         assert_eq!(ours[9], format!("{:?}", ValueRef::Blob(&[])));
+    }
+
+    #[test]
+    fn a_rows_values_are_found_a_register_apart_and_read_alike_asked_one_by_one() {
+        let mut reader = reader(4);
+        let sql = Sql::new("SELECT n, r, s, b, n + 1, s || 'é', 7 FROM t ORDER BY rowid");
+        let mut read = |called: bool| {
+            reader
+                .query(&sql, |rows| {
+                    if called {
+                        rows.layout = Layout::Called;
+                    }
+                    let (mut values, mut layouts) = (Vec::new(), Vec::new());
+                    while let Some(row) = rows.next()? {
+                        layouts.push(row.layout);
+                        for i in 0..7 {
+                            values.push(format!("{:?}", row.get_ref(i)?));
+                        }
+                    }
+                    Ok((values, layouts))
+                })
+                .unwrap()
+        };
+        let (strided, layouts) = read(false);
+        assert_eq!(layouts.len(), 2);
+        assert!(
+            layouts
+                .iter()
+                .all(|layout| matches!(layout, Layout::Strided(stride) if *stride > 0)),
+            "{layouts:?}"
+        );
+        let (called, layouts) = read(true);
+        assert_eq!(layouts, [Layout::Called, Layout::Called]);
+        assert_eq!(strided, called);
+        assert_eq!(strided.len(), 14);
+        // One column needs no stride.
+        let one = reader.query(&Sql::new("SELECT s FROM t ORDER BY rowid"), |rows| {
+            let row = rows.next()?.unwrap();
+            Ok((row.layout, row.get::<String>(0)?))
+        });
+        assert_eq!(one.unwrap(), (Layout::Strided(0), "Café \"X\"".to_owned()));
+        // Values that do not lie where the stride says are asked one by
+        // one: the check compares every column with SQLite's answer.
+        let elsewhere = reader.query(&Sql::new("SELECT n, s, b FROM t"), |rows| {
+            let row = rows.next()?.unwrap();
+            let raw = row.statement.raw.as_ptr();
+            let shifted = row.first.wrapping_byte_add(8);
+            Ok((
+                layout_of(raw, 3, row.first),
+                layout_of(raw, 3, shifted),
+                layout_of(raw, 4, row.first),
+            ))
+        });
+        let (right, shifted, past_the_last) = elsewhere.unwrap();
+        assert!(matches!(right, Layout::Strided(stride) if stride > 0));
+        assert_eq!(shifted, Layout::Called);
+        assert_eq!(
+            past_the_last,
+            Layout::Called,
+            "a column past the last is not a register"
+        );
     }
 
     #[test]
