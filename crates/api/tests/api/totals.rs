@@ -195,8 +195,8 @@ async fn assert_kept_equals_fresh(app: &TestApp) {
 
 /// A map's entries as sorted text, to compare maps of values that cannot
 /// be compared themselves.
-fn described<K: std::fmt::Debug, V: std::fmt::Debug>(
-    map: &std::collections::HashMap<K, V>,
+fn described<K: std::fmt::Debug, V: std::fmt::Debug, S>(
+    map: &std::collections::HashMap<K, V, S>,
 ) -> Vec<String> {
     let mut all: Vec<String> = map.iter().map(|entry| format!("{entry:?}")).collect();
     all.sort();
