@@ -116,8 +116,7 @@ pub fn push_date(out: &mut String, date: Date) {
         b'0' + day / 10,
         b'0' + day % 10,
     ];
-    // ASCII digits and dashes.
-    out.push_str(std::str::from_utf8(&bytes).unwrap_or_default());
+    crate::text::push_ascii(out, &bytes);
 }
 
 fn push_displayed(out: &mut String, date: Date) {
