@@ -760,6 +760,64 @@ mod tests {
     }
 
     #[test]
+    fn plans_before_across_and_after_a_window_give_exactly_its_installments() {
+        let (mut sources, _) = fixture();
+        sources.rules.clear();
+        let template_plan = sources.plans[0].clone();
+        sources.plans.clear();
+        // Firsts from well before the window to after it, short and long.
+        for (first, count) in [
+            (date(2024, 1, 31), 3),
+            (date(2025, 12, 31), 2),
+            (date(2025, 12, 31), 3),
+            (date(2026, 2, 28), 1),
+            (date(2025, 6, 15), 24),
+            (date(2026, 3, 31), 2),
+            (date(2026, 4, 1), 5),
+            (date(9999, 11, 30), 5),
+        ] {
+            sources.plans.push(InstallmentPlan {
+                id: PurchaseId::new(),
+                count,
+                first_date: first,
+                ..template_plan.clone()
+            });
+        }
+        for (from, to) in [
+            (date(2026, 2, 1), date(2026, 3, 31)),
+            (date(2026, 1, 1), date(2026, 1, 31)),
+            (date(2026, 3, 31), date(2026, 3, 31)),
+            (date(2026, 2, 28), date(2026, 3, 5)),
+            (date(2026, 4, 1), date(2026, 4, 1)),
+            (date(2020, 1, 1), date(9999, 12, 31)),
+        ] {
+            let filter = TransactionFilter::window(from, to);
+            let materialized = &sources.materialized;
+            let mut expected: Vec<String> = sources
+                .plans
+                .iter()
+                .flat_map(|plan| {
+                    (1..=plan.count).filter_map(move |n| {
+                        let day = plan.date_of(n)?;
+                        let handle = Handle::Installment {
+                            purchase_id: plan.id,
+                            number: n,
+                        };
+                        let stored = materialized.contains(&handle);
+                        (from <= day && day <= to && !stored).then(|| handle.to_string())
+                    })
+                })
+                .collect();
+            expected.sort();
+            let mut got: Vec<String> = projected_entries(&sources, &filter, None)
+                .map(|e| e.id.to_string())
+                .collect();
+            got.sort();
+            assert_eq!(got, expected, "{from}..{to}");
+        }
+    }
+
+    #[test]
     fn list_order_is_newest_day_then_id_text() {
         let (_, stored) = fixture();
         let base = stored[0].clone();
