@@ -261,6 +261,25 @@ pub fn metrics_handle() -> &'static PrometheusHandle {
     })
 }
 
+/// How often [`keep_metrics`] drains the recorded durations.
+const METRICS_UPKEEP: Duration = Duration::from_secs(5);
+
+/// Keeps the metrics recorder's memory bounded, for as long as it runs:
+/// every request's duration is kept as a sample (about 20 bytes) until
+/// the recorder's upkeep folds the samples into their summary, which a
+/// recorder built as [`metrics_handle`] builds it does only when asked
+/// (or when `/metrics` is read). A server nobody scraped grew by that
+/// much a request: 31 MB over 1.6 million point reads. Spawn it once
+/// beside the server.
+pub async fn keep_metrics() {
+    let mut every = tokio::time::interval(METRICS_UPKEEP);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        metrics_handle().run_upkeep();
+    }
+}
+
 /// A request's method as a metrics label: the standard ones by name, any
 /// other as `OTHER`, so clients cannot add labels without end.
 fn method_label(method: &axum::http::Method) -> &'static str {

@@ -454,6 +454,7 @@ async fn serve(
         .map_or_else(|_| "?".to_owned(), |a| a.to_string());
     tracing::info!(address = %address, "cofre listening");
     let (stopping, mut stop) = tokio::sync::watch::channel(false);
+    let metrics_upkeep = tokio::spawn(cofre_api::keep_metrics());
     // Served as a made service: handed a `Router` itself, axum clones its
     // route table for every connection (`with_state(())` on a shared
     // router, about 200,000 instructions a connection here), which a
@@ -482,6 +483,7 @@ async fn serve(
             std::process::exit(0);
         }
     }
+    metrics_upkeep.abort();
     tracing::info!("cofre stopped");
     Ok(())
 }
