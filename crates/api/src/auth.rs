@@ -13,10 +13,9 @@
 //!
 //! [`Store::recalled_api_key`]: cofre_store::Store::recalled_api_key
 
-use axum::extract::{FromRequestParts, MatchedPath, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::marker::PhantomData;
 use subtle::ConstantTimeEq;
@@ -124,14 +123,19 @@ fn refused(decision: &Decision) -> Response {
     response
 }
 
-/// Middleware for every `/v1` route.
-pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+/// Every `/v1` request first ([`crate::v1_request`]): the key checked and
+/// its rate limit counted, then `inner` answers the request.
+pub async fn require_key(
+    state: &AppState,
+    mut req: Request,
+    inner: impl AsyncFnOnce(Request) -> Response,
+) -> Response {
     let recall = req.method() == Method::POST
         && req
             .extensions()
             .get::<MatchedPath>()
             .is_some_and(|path| path.as_str() == CHECKED_ON_COMMIT_ROUTE);
-    let principal = match authenticate(&state, req.headers(), recall).await {
+    let principal = match authenticate(state, req.headers(), recall).await {
         Ok(p) => p,
         Err(err) => return err.into_response(),
     };
@@ -148,7 +152,7 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
     if let Some(d) = &decision {
         req.extensions_mut().insert(RateStatus(d.clone()));
     }
-    let mut response = next.run(req).await;
+    let mut response = inner(req).await;
     // A route with its own, stricter budget (bulk) reports that one.
     if let Some(d) = &decision
         && !response.headers().contains_key("ratelimit-limit")

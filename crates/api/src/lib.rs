@@ -23,7 +23,7 @@ mod routes;
 pub use routes::export::{CSV_COLUMNS, ExportFormat, start as start_export};
 
 use axum::Router;
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::HeaderName;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -148,23 +148,15 @@ pub fn router(state: AppState) -> Router {
     // Install the recorder before the first request is counted.
     metrics_handle();
     let (v1, operations, openapi) = parts();
-    let cache = Arc::new(read_cache::CacheState {
-        cache: Arc::new(read_cache::ReadCache::new(state.config.read_cache_bytes)),
-        clock: state.clock.clone(),
-        store: Arc::clone(&state.store),
+    let v1_state = Arc::new(V1State {
+        app: state.clone(),
+        cache: read_cache::CacheState {
+            cache: Arc::new(read_cache::ReadCache::new(state.config.read_cache_bytes)),
+            clock: state.clock.clone(),
+            store: Arc::clone(&state.store),
+        },
     });
-    // Authentication runs first, then the read cache, then the replay of
-    // requests the database rolled back on a conflict, then the handler.
-    let v1 = v1
-        .route_layer(middleware::from_fn(retry::replay_conflicts))
-        .route_layer(middleware::from_fn_with_state(
-            cache,
-            read_cache::serve_cached,
-        ))
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_key,
-        ));
+    let v1 = v1.route_layer(middleware::from_fn_with_state(v1_state, v1_request));
     let docs = SwaggerUi::new("/docs")
         .url("/v1/openapi.json", openapi)
         .config(Config::new(["/v1/openapi.json"]).validator_url("none"));
@@ -197,6 +189,29 @@ pub fn router(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
         .with_state(state)
+}
+
+/// What every `/v1` request needs besides its handler's state.
+struct V1State {
+    app: AppState,
+    cache: read_cache::CacheState,
+}
+
+/// Every `/v1` request: authentication and the rate limit first
+/// ([`auth::require_key`]); then a read goes through the read cache
+/// ([`read_cache::serve_cached`]) and a write is run again when the
+/// database rolled it back on a conflict ([`retry::replay_conflicts`]).
+/// One middleware, not one each: axum clones a route's service, and each
+/// middleware clones everything inside it, for every request.
+async fn v1_request(State(v1): State<Arc<V1State>>, req: Request, next: Next) -> Response {
+    auth::require_key(&v1.app, req, async |req: Request| {
+        if req.method().is_safe() {
+            read_cache::serve_cached(&v1.cache, req, next).await
+        } else {
+            retry::replay_conflicts(req, next).await
+        }
+    })
+    .await
 }
 
 /// Runs a request [`within_deadline`] and counts it in the metrics (its

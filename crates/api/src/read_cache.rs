@@ -27,7 +27,7 @@
 //! pages kept past a write are counted in `/metrics`.
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -302,13 +302,10 @@ async fn keepable(response: Response, largest: usize) -> Result<Answer, Response
     }
 }
 
-/// Middleware for `/v1`, inside authentication: answers a `GET` from the
-/// cache when it can, and keeps what the handler answers with 200.
-pub async fn serve_cached(
-    State(state): State<Arc<CacheState>>,
-    req: Request,
-    next: Next,
-) -> Response {
+/// A read on `/v1`, once authenticated ([`crate::v1_request`]): answers a
+/// `GET` from the cache when it can, and keeps what the handler answers
+/// with 200.
+pub async fn serve_cached(state: &CacheState, req: Request, next: Next) -> Response {
     let principal = match req.extensions().get::<Principal>() {
         Some(p) if req.method() == Method::GET && p.scopes.contains(&Scope::Read) => p.clone(),
         _ => return next.run(req).await,

@@ -74,26 +74,21 @@ pub fn active(windows: &[Window]) -> Vec<Window> {
 /// under its limit; the backend counts the request in all of them then,
 /// and in none otherwise.
 pub fn decide(windows: &[Window], counts: &[u32], now: u64) -> Option<Decision> {
-    let current: Vec<(Window, u32, u64)> = windows
-        .iter()
-        .zip(counts)
-        .map(|(w, count)| (*w, *count, w.window_sec - now % w.window_sec))
-        .collect();
-    let allowed = current.iter().all(|(w, count, _)| *count < w.limit);
-    let retry_after = current
-        .iter()
-        .filter(|(w, count, _)| *count >= w.limit)
-        .map(|(_, _, reset)| *reset)
+    let current = || windows.iter().zip(counts);
+    let reset = |w: &Window| w.window_sec - now % w.window_sec;
+    let allowed = current().all(|(w, count)| *count < w.limit);
+    let retry_after = current()
+        .filter(|(w, count)| **count >= w.limit)
+        .map(|(w, _)| reset(w))
         .max()
         .unwrap_or(0);
-    let states: Vec<WindowState> = current
-        .iter()
-        .map(|(w, count, reset)| {
+    let states: Vec<WindowState> = current()
+        .map(|(w, count)| {
             let used = if allowed { count + 1 } else { *count };
             WindowState {
                 window: *w,
                 remaining: w.limit.saturating_sub(used),
-                reset: *reset,
+                reset: reset(w),
             }
         })
         .collect();
@@ -123,9 +118,23 @@ pub async fn from_redis_url(url: Option<&str>) -> Result<Arc<dyn Limiter>, Strin
 
 #[derive(Default)]
 pub struct MemoryLimiter {
-    // (key, window length) -> (window index, count in it)
-    counters: Mutex<HashMap<(String, u64), (u64, u32)>>,
+    /// Each key's count in the current index of every window length it
+    /// was checked against (keyed by the key alone, so a check finds its
+    /// counts without building a key of its own).
+    counters: Mutex<HashMap<String, Vec<Count>>>,
 }
+
+/// A key's requests in one window: `count` of them in the `index`-th
+/// window of `window_sec` seconds since the epoch.
+#[derive(Clone, Copy, Debug)]
+struct Count {
+    window_sec: u64,
+    index: u64,
+    count: u32,
+}
+
+/// Keys kept before the ones with nothing in a current window are let go.
+const MAX_KEYS: usize = 100_000;
 
 impl MemoryLimiter {
     pub fn new() -> Self {
@@ -140,23 +149,34 @@ impl MemoryLimiter {
             return None;
         }
         let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
-        if counters.len() > 100_000 {
-            counters.retain(|(_, len), (index, _)| *index == now / len);
+        if counters.len() > MAX_KEYS {
+            counters.retain(|_, counts| counts.iter().any(|c| c.index == now / c.window_sec));
         }
+        let kept = counters.get(key);
         let counts: Vec<u32> = active
             .iter()
-            .map(|w| match counters.get(&(key.to_owned(), w.window_sec)) {
-                Some((i, c)) if *i == now / w.window_sec => *c,
-                _ => 0,
+            .map(|w| {
+                kept.and_then(|counts| counts.iter().find(|c| c.window_sec == w.window_sec))
+                    .filter(|c| c.index == now / w.window_sec)
+                    .map_or(0, |c| c.count)
             })
             .collect();
         let decision = decide(&active, &counts, now)?;
         if decision.allowed {
+            let kept = match counters.get_mut(key) {
+                Some(kept) => kept,
+                None => counters.entry(key.to_owned()).or_default(),
+            };
             for (w, count) in active.iter().zip(&counts) {
-                counters.insert(
-                    (key.to_owned(), w.window_sec),
-                    (now / w.window_sec, count + 1),
-                );
+                let counted = Count {
+                    window_sec: w.window_sec,
+                    index: now / w.window_sec,
+                    count: count + 1,
+                };
+                match kept.iter_mut().find(|c| c.window_sec == w.window_sec) {
+                    Some(c) => *c = counted,
+                    None => kept.push(counted),
+                }
             }
         }
         Some(decision)
@@ -276,6 +296,24 @@ mod tests {
         let next = limiter.check_at("k", &[MINUTE, DAY], now + 60).unwrap();
         assert!(next.allowed);
         assert_eq!(next.window(DAY).map(|s| s.remaining), Some(1));
+    }
+
+    #[test]
+    fn keys_with_nothing_in_a_current_window_are_let_go_past_the_bound() {
+        let limiter = MemoryLimiter::new();
+        let now = 86_400 * 100 + 10;
+        for i in 0..=MAX_KEYS {
+            limiter.check_at(&format!("k{i}"), &[MINUTE, DAY], now);
+        }
+        let kept = || limiter.counters.lock().unwrap().len();
+        assert_eq!(kept(), MAX_KEYS + 1);
+        // A minute later every key still has its day: none is let go.
+        limiter.check_at("late", &[MINUTE, DAY], now + 60);
+        assert_eq!(kept(), MAX_KEYS + 2);
+        // A day later nothing of theirs counts: only the new key is kept.
+        let next_day = now + 86_400;
+        limiter.check_at("next", &[MINUTE, DAY], next_day);
+        assert_eq!(kept(), 1);
     }
 
     #[test]
