@@ -150,11 +150,7 @@ pub fn router(state: AppState) -> Router {
     let (v1, operations, openapi) = parts();
     let v1_state = Arc::new(V1State {
         app: state.clone(),
-        cache: read_cache::CacheState {
-            cache: Arc::new(read_cache::ReadCache::new(state.config.read_cache_bytes)),
-            clock: state.clock.clone(),
-            store: Arc::clone(&state.store),
-        },
+        cache: read_cache::ReadCache::new(state.config.read_cache_bytes),
     });
     let v1 = v1.route_layer(middleware::from_fn_with_state(v1_state, v1_request));
     let docs = SwaggerUi::new("/docs")
@@ -194,7 +190,7 @@ pub fn router(state: AppState) -> Router {
 /// What every `/v1` request needs besides its handler's state.
 struct V1State {
     app: AppState,
-    cache: read_cache::CacheState,
+    cache: read_cache::ReadCache,
 }
 
 /// Every `/v1` request: authentication and the rate limit first
@@ -206,7 +202,7 @@ struct V1State {
 async fn v1_request(State(v1): State<Arc<V1State>>, req: Request, next: Next) -> Response {
     auth::require_key(&v1.app, req, async |req: Request| {
         if req.method().is_safe() {
-            read_cache::serve_cached(&v1.cache, req, next).await
+            read_cache::serve_cached(&v1.app, &v1.cache, req, next).await
         } else {
             retry::replay_conflicts(req, next).await
         }

@@ -33,13 +33,12 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
 use std::future::Future;
-use std::sync::Arc;
 
 use cofre_domain::auth::Scope;
-use cofre_domain::time::Clock;
 use cofre_domain::{ApiKeyId, UserId};
 use cofre_store::{PageStamps, Store};
 
+use crate::AppState;
 use crate::auth::Principal;
 use crate::error::ApiError;
 
@@ -254,15 +253,6 @@ impl ReadCache {
     }
 }
 
-/// What the middleware needs: the cache and the clock that says which day
-/// it is (shared behind one `Arc`, cloned for every request).
-pub struct CacheState {
-    pub cache: Arc<ReadCache>,
-    pub clock: Clock,
-    /// Asked whether a page kept before a write is still true.
-    pub store: Arc<dyn Store>,
-}
-
 fn respond(answer: Answer) -> Response {
     let mut response = Response::new(Body::from(answer.body));
     *response.headers_mut() = answer.headers;
@@ -303,32 +293,33 @@ async fn keepable(response: Response, largest: usize) -> Result<Answer, Response
 }
 
 /// A read on `/v1`, once authenticated ([`crate::v1_request`]): answers a
-/// `GET` from the cache when it can, and keeps what the handler answers
-/// with 200.
-pub async fn serve_cached(state: &CacheState, req: Request, next: Next) -> Response {
+/// `GET` from `cache` when it can (the day from the app's clock, a page
+/// kept before a write checked against its store), and keeps what the
+/// handler answers with 200.
+pub async fn serve_cached(app: &AppState, cache: &ReadCache, req: Request, next: Next) -> Response {
     let principal = match req.extensions().get::<Principal>() {
         Some(p) if req.method() == Method::GET && p.scopes.contains(&Scope::Read) => p.clone(),
         _ => return next.run(req).await,
     };
-    if state.cache.limit == 0 {
+    if cache.limit == 0 {
         return next.run(req).await;
     }
     let key = AnswerKey {
         key: principal.key_id,
         version: principal.view_version,
-        day: state.clock.today(),
+        day: app.clock.today(),
         path: req
             .uri()
             .path_and_query()
             .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned()),
     };
-    if let Some(answer) = state.cache.get(&key).await {
+    if let Some(answer) = cache.get(&key).await {
         return hit(answer);
     }
-    if let Some(answer) = state.cache.revalidated(&key, state.store.as_ref()).await {
+    if let Some(answer) = cache.revalidated(&key, app.store.as_ref()).await {
         return hit(answer);
     }
-    let largest = state.cache.largest();
+    let largest = cache.largest();
     // Taken by whichever computation runs: this request's, if it leads.
     let mut request = Some(req);
     let compute = async {
@@ -339,9 +330,9 @@ pub async fn serve_cached(state: &CacheState, req: Request, next: Next) -> Respo
         keepable(next.clone().run(req).await, largest).await
     };
     let kept_key = key.clone();
-    match state.cache.shared(key, compute).await {
+    match cache.shared(key, compute).await {
         Shared::Kept { answer, led: true } if answer.kept_while.is_some() => {
-            state.cache.kept_at(&kept_key).await;
+            cache.kept_at(&kept_key).await;
             respond(answer)
         }
         Shared::Kept { answer, led: true } => respond(answer),
@@ -362,6 +353,7 @@ pub async fn serve_cached(state: &CacheState, req: Request, next: Next) -> Respo
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
     use uuid::Uuid;
