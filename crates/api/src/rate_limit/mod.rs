@@ -152,18 +152,20 @@ impl MemoryLimiter {
         if counters.len() > MAX_KEYS {
             counters.retain(|_, counts| counts.iter().any(|c| c.index == now / c.window_sec));
         }
-        let kept = counters.get(key);
+        // One lookup of the key: read here, counted in below.
+        let kept = counters.get_mut(key);
         let counts: Vec<u32> = active
             .iter()
             .map(|w| {
-                kept.and_then(|counts| counts.iter().find(|c| c.window_sec == w.window_sec))
+                kept.as_deref()
+                    .and_then(|counts| counts.iter().find(|c| c.window_sec == w.window_sec))
                     .filter(|c| c.index == now / w.window_sec)
                     .map_or(0, |c| c.count)
             })
             .collect();
         let decision = decide(&active, &counts, now)?;
         if decision.allowed {
-            let kept = match counters.get_mut(key) {
+            let kept = match kept {
                 Some(kept) => kept,
                 None => counters.entry(key.to_owned()).or_default(),
             };
