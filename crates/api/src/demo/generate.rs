@@ -99,6 +99,12 @@ pub fn generate(
     }
 
     raise_salaries(&mut b.rows, &salaries, accounts.checking);
+    // Written in the order the rows happened, as a history grown by use
+    // is: made kind by kind (salaries, then each rule's rows, then
+    // everyday rows on random days), a period's rows would lie scattered
+    // over the whole table, one to a page, which no lived-in database
+    // does. A day's rows keep the order they were made in.
+    b.rows.sort_by_key(|row| row.state.date);
     Ok(ImportBatch {
         rows: b.rows,
         rules,

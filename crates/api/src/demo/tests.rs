@@ -103,6 +103,19 @@ fn amount_of(card: AccountId, cycle: &Cycle, batch: &ImportBatch) -> i64 {
 }
 
 #[test]
+fn rows_are_written_in_the_order_they_happened() {
+    let (_, batch) = heavy();
+    assert!(
+        batch
+            .rows
+            .windows(2)
+            .all(|pair| pair[0].state.date <= pair[1].state.date)
+    );
+    // The opening balances still come first, on the history's first day.
+    assert!(batch.rows[..3].iter().all(|r| r.state.hide_from_results));
+}
+
+#[test]
 fn heavy_has_the_promised_shape() {
     let (setup, batch) = heavy();
     assert_eq!(batch.rows.len(), 50_000);
