@@ -1,5 +1,5 @@
 -- A card's bill payments read by their own index alone. Every change of a
--- card reads all the payments of its bills again (a few a year; sixty for
+-- card reads all the payments of its bills again (one a month; sixty for
 -- five years), in date order, and the index of migration 0005 names only
 -- the card and the bill's month: each payment was then fetched from the
 -- table. In a history written day by day the payments lie a month apart,
