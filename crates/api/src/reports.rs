@@ -10,11 +10,11 @@ use std::sync::Arc;
 use cofre_domain::account::AccountType;
 use cofre_domain::budget::{Budget, MonthStatus, Spending, month_status};
 use cofre_domain::card::BillMonth;
-use cofre_domain::category::with_descendants;
+use cofre_domain::category::CategoryTree;
 use cofre_domain::projection::Handle;
 use cofre_domain::report::{DayChange, Point, balance_series};
 use cofre_domain::transaction::{EntryId, Transaction, TransactionFilter, TxStatus, TxType};
-use cofre_domain::view::{MAX_PROJECTED, bills_page, each_projected};
+use cofre_domain::view::{Hashing, MAX_PROJECTED, bills_page, each_projected};
 use cofre_domain::{AccountId, CategoryId, Money, TagId, UserId};
 use cofre_store::{AccountView, EntryTotal, Store, TotalsBy};
 
@@ -290,15 +290,16 @@ pub async fn budgets_status(
     } else {
         store.list_categories(user).await?
     };
-    let mut covered: HashSet<CategoryId> = HashSet::new();
+    let tree = CategoryTree::of(&visible);
+    let mut covered: HashSet<CategoryId, Hashing> = HashSet::default();
     let mut budgets = Vec::with_capacity(active.len());
     for budget in active {
-        let set: HashSet<CategoryId> = if budget.include_subcategories {
-            with_descendants(&visible, &[budget.category_id])
+        let set: HashSet<CategoryId, Hashing> = if budget.include_subcategories {
+            tree.with_descendants(&[budget.category_id])
                 .into_iter()
                 .collect()
         } else {
-            [budget.category_id].into()
+            [budget.category_id].into_iter().collect()
         };
         covered.extend(&set);
         let usage = |m: BillMonth| spending.usage(m, &set);

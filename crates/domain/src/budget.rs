@@ -5,10 +5,12 @@
 
 use jiff::Timestamp;
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
 
 use crate::card::BillMonth;
 use crate::money::MAX_ABS_CENTS;
 use crate::transaction::TxType;
+use crate::view::Hashing;
 use crate::{BudgetId, CategoryId, DomainError, FieldErrors, Money, UserId};
 
 /// The first month a budget may cover. Bounding the months bounds every
@@ -335,7 +337,10 @@ impl Usage {
 pub struct Spending {
     /// Month first: a month's usage reads that month's categories only,
     /// not every month's (rollover asks for each month since a start).
-    by: HashMap<BillMonth, HashMap<Option<CategoryId>, Usage>>,
+    /// Every stored and projected sum of the months is added here (the
+    /// overview's budgets add a thousand or more), so the tables hash as
+    /// the view's do.
+    by: HashMap<BillMonth, HashMap<Option<CategoryId>, Usage, Hashing>, Hashing>,
 }
 
 impl Spending {
@@ -379,7 +384,7 @@ impl Spending {
     }
 
     /// The month's usage of the categories in `set`.
-    pub fn usage(&self, month: BillMonth, set: &HashSet<CategoryId>) -> Usage {
+    pub fn usage<S: BuildHasher>(&self, month: BillMonth, set: &HashSet<CategoryId, S>) -> Usage {
         self.month(month)
             .filter(|(c, _)| c.is_some_and(|c| set.contains(&c)))
             .fold(Usage::default(), |acc, (_, u)| acc.plus(*u))
@@ -389,7 +394,11 @@ impl Spending {
     /// without a category as one): a category whose CREDITs exceed its
     /// DEBITs is income, not a refund, and counts as nothing (in `spent`
     /// and in `committed` each), so a salary does not hide the spending.
-    pub fn outside(&self, month: BillMonth, covered: &HashSet<CategoryId>) -> Usage {
+    pub fn outside<S: BuildHasher>(
+        &self,
+        month: BillMonth,
+        covered: &HashSet<CategoryId, S>,
+    ) -> Usage {
         let floor = |m: Money| m.max(Money::ZERO);
         self.month(month)
             .filter(|(c, _)| c.is_none_or(|c| !covered.contains(&c)))

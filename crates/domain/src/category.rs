@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use crate::account::Patch;
 use crate::icons::resolve_icon;
 use crate::text::{TITLE_MAX, color_hex, required_text};
+use crate::view::Hashing;
 use crate::{CategoryId, DomainError, FieldErrors, UserId};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,24 +173,41 @@ fn is_ancestor_or_self(visible: &[Category], ancestor: CategoryId, node: Categor
 
 /// The given categories plus every category below them.
 pub fn with_descendants(visible: &[Category], roots: &[CategoryId]) -> Vec<CategoryId> {
-    let mut children: HashMap<CategoryId, Vec<CategoryId>> = HashMap::new();
-    for c in visible {
-        if let Some(parent) = c.parent_id {
-            children.entry(parent).or_default().push(c.id);
-        }
-    }
-    let mut out: Vec<CategoryId> = Vec::new();
-    let mut seen = HashSet::new();
-    let mut stack: Vec<CategoryId> = roots.to_vec();
-    while let Some(id) = stack.pop() {
-        if seen.insert(id) {
-            out.push(id);
-            if let Some(kids) = children.get(&id) {
-                stack.extend(kids);
+    CategoryTree::of(visible).with_descendants(roots)
+}
+
+/// The visible categories' children, indexed once for the descendants of
+/// many roots (each budget of a status asks for its own).
+pub struct CategoryTree {
+    children: HashMap<CategoryId, Vec<CategoryId>, Hashing>,
+}
+
+impl CategoryTree {
+    pub fn of(visible: &[Category]) -> Self {
+        let mut children: HashMap<CategoryId, Vec<CategoryId>, Hashing> = HashMap::default();
+        for c in visible {
+            if let Some(parent) = c.parent_id {
+                children.entry(parent).or_default().push(c.id);
             }
         }
+        CategoryTree { children }
     }
-    out
+
+    /// [`with_descendants`] of these categories.
+    pub fn with_descendants(&self, roots: &[CategoryId]) -> Vec<CategoryId> {
+        let mut out: Vec<CategoryId> = Vec::new();
+        let mut seen: HashSet<CategoryId, Hashing> = HashSet::default();
+        let mut stack: Vec<CategoryId> = roots.to_vec();
+        while let Some(id) = stack.pop() {
+            if seen.insert(id) {
+                out.push(id);
+                if let Some(kids) = self.children.get(&id) {
+                    stack.extend(kids);
+                }
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]

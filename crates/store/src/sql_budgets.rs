@@ -4,6 +4,7 @@
 
 use cofre_domain::BudgetId;
 use cofre_domain::budget::{Budget, LimitChange, MAX_BUDGETS_PER_USER};
+use cofre_domain::view::Hashing;
 
 use crate::{BudgetOp, DayAmount, EntryTotal, PostedDay, TotalsBy};
 
@@ -423,7 +424,7 @@ impl SqlStore {
         // The rows of cards and of other accounts are two rows of one
         // group: merged here, which costs far less than SQL's GROUP BY
         // copying each row's key.
-        let mut merged: HashMap<EntryTotal, Money> = HashMap::new();
+        let mut merged: HashMap<EntryTotal, Money, Hashing> = HashMap::default();
         for mut key in decode_totals(&self.read_array(query).await?)? {
             let cents = std::mem::replace(&mut key.amount, Money::ZERO);
             let sum = merged.entry(key).or_default();
