@@ -7,7 +7,7 @@ use jiff::ToSpan;
 use jiff::civil::{Date, date};
 use std::sync::Arc;
 
-use cofre_domain::bills::{Bill, CardBook, CardInfo, bill_entry};
+use cofre_domain::bills::{Bill, BillSums, CardBook, CardInfo, bill_entry};
 use cofre_domain::card::BillMonth;
 use cofre_domain::time::{MAX_DATE, MIN_DATE};
 use cofre_domain::transaction::Transaction;
@@ -77,24 +77,28 @@ pub async fn books(
         .into_iter()
         .map(|(id, info, currency)| {
             let stored = money.get(&id).unwrap_or(&empty);
-            let mut book = if whole.is_some() {
-                // The whole history: the card's stored book, built once
+            // Both sums of a book are of one set of cycles: the projected
+            // entries' were summed under the card's cycles as the sources
+            // they come from knew them.
+            let projected = charges
+                .binary_search_by_key(&id, |(card, _)| *card)
+                .map_or_else(
+                    |_| Arc::new(BillSums::empty(info.cycles)),
+                    |at| charges[at].1.clone(),
+                );
+            let cycles = *projected.cycles();
+            let sums = if whole.is_some() {
+                // The whole history: the card's stored sums, built once
                 // per change of its money.
-                stored.stored_book(info.cycles)
+                stored.stored_sums(cycles)
             } else {
                 // The days are sorted by date: a window's are one slice, so
                 // a page of a year reads a year of them, not the history.
                 let first = stored.days.partition_point(|d| d.date < from);
                 let end = stored.days.partition_point(|d| d.date <= to).max(first);
-                CardBook::stored(
-                    info.cycles,
-                    &stored.days[first..end],
-                    stored.payments.clone(),
-                )
+                Arc::new(BillSums::of_days(cycles, &stored.days[first..end]))
             };
-            if let Ok(at) = charges.binary_search_by_key(&id, |(card, _)| *card) {
-                book.add_charges(&charges[at].1);
-            }
+            let book = CardBook::of_parts(sums, projected, stored.bill_payments());
             (id, info, currency, book)
         })
         .collect();

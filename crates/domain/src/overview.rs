@@ -5,9 +5,11 @@
 
 use jiff::ToSpan;
 use jiff::civil::Date;
+use std::collections::HashMap;
 
 use crate::bills::{Bill, CardBook, CardInfo, bill_handle, open_total, sum};
-use crate::transaction::{EntryId, Transaction, TxStatus, TxType};
+use crate::transaction::{EntryId, Transaction, TransactionFilter, TxStatus, TxType};
+use crate::view::{Hashing, ViewSources, each_projected};
 use crate::{AccountId, Money};
 
 /// What the overview needs of an account.
@@ -85,7 +87,7 @@ pub fn brl(amount: Money) -> String {
 }
 
 /// What a month amount is, for the forecast's terms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ItemKind {
     /// A stored row outside any series.
     Plain,
@@ -129,6 +131,38 @@ impl MonthItem {
     }
 }
 
+/// Most projected entries of one month the overview sums.
+pub const MONTH_ENTRIES: usize = 100_000;
+
+/// The projected entries of the cashflow view (visible, off the cards)
+/// dated in `[from, to]`, as month items summed per account, type, status
+/// and kind: what the overview adds to its month's stored sums, which are
+/// summed the same way. A pure function of the sources, so it can be kept
+/// beside them; at most [`MONTH_ENTRIES`] entries are summed.
+pub fn projected_items(sources: &ViewSources, from: Date, to: Date) -> Vec<MonthItem> {
+    let filter = TransactionFilter {
+        cashflow: true,
+        ..TransactionFilter::window(from, to)
+    };
+    let mut sums: HashMap<(AccountId, TxType, TxStatus, ItemKind), Money, Hashing> =
+        HashMap::default();
+    each_projected(sources, &filter, MONTH_ENTRIES, |entry| {
+        let item = MonthItem::of(entry);
+        let key = (item.account_id, item.tx_type, item.status, item.kind);
+        let sum = sums.entry(key).or_default();
+        *sum = sum.saturating_add(item.amount);
+    });
+    sums.into_iter()
+        .map(|((account_id, tx_type, status, kind), amount)| MonthItem {
+            account_id,
+            tx_type,
+            status,
+            kind,
+            amount,
+        })
+        .collect()
+}
+
 fn total<'a>(items: impl Iterator<Item = &'a MonthItem>) -> Money {
     sum(items.map(|t| t.amount))
 }
@@ -160,11 +194,12 @@ pub fn overview(
         .map(|a| a.balance));
     let cards: Vec<&(AccountId, &CardInfo, &CardBook)> =
         cards.iter().filter(|(id, ..)| counting(id)).collect();
-    // Each card's started bills, worked out once for the three figures
-    // drawn from them (the debt, the open bills and the forecast's bills).
+    // Each card's started bills left to pay, worked out once for the three
+    // figures drawn from them (the debt, the open bills and the forecast's
+    // bills), none of which a paid bill changes.
     let started: Vec<Vec<Bill>> = cards
         .iter()
-        .map(|(_, _, book)| book.started(today))
+        .map(|(_, _, book)| book.unpaid_started(today))
         .collect();
     let card_debt = sum(cards
         .iter()

@@ -7,9 +7,10 @@
 use jiff::civil::Date;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::account::SubType;
-use crate::bills::Charge;
+use crate::bills::{BillSums, Charge};
 use crate::card::BillMonth;
 use crate::projection::{Handle, InstallmentPlan, RecurrenceRule, Template};
 use crate::text::sort_by_title;
@@ -504,25 +505,27 @@ pub fn projected_totals(
     })
 }
 
-/// The projected entries on each of the user's cards (sorted by card):
-/// installments dated in `[from, to]`, rule occurrences in `[from,
-/// rules_to]`, where `rules_to` is `to`, or with `whole = Some(today)` the
-/// close of the card's open bill (a bill needs the occurrences of its own
-/// cycle; only installments count beyond the open bill). A pure function
-/// of the sources, so it can be kept beside them.
+/// The projected entries on each of the user's cards (sorted by card),
+/// summed per bill under the card's cycles: installments dated in `[from,
+/// to]`, rule occurrences in `[from, rules_to]`, where `rules_to` is `to`,
+/// or with `whole = Some(today)` the close of the card's open bill (a bill
+/// needs the occurrences of its own cycle; only installments count beyond
+/// the open bill). A pure function of the sources, so it can be kept
+/// beside them, and every book made from it shares its sums.
 pub fn card_charges(
     sources: &ViewSources,
     from: Date,
     to: Date,
     whole: Option<Date>,
-) -> Vec<(AccountId, Vec<Charge>)> {
-    let mut cards: Vec<(AccountId, Vec<Charge>)> = sources
+) -> Vec<(AccountId, Arc<BillSums>)> {
+    let mut cards: Vec<(AccountId, Arc<BillSums>)> = sources
         .accounts
         .iter()
         .filter_map(|(id, info)| {
             let cycles = info.card.as_ref()?.cycles;
             let rules_to = whole.map_or(to, |today| cycles.cycle_of(today).close);
-            Some((*id, charges_on(sources, *id, from, to, rules_to)))
+            let charges = charges_on(sources, *id, from, to, rules_to);
+            Some((*id, Arc::new(BillSums::of_charges(cycles, &charges))))
         })
         .collect();
     cards.sort_unstable_by_key(|(id, _)| *id);

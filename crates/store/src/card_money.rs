@@ -1,10 +1,11 @@
 //! A card's stored money as the store keeps it between reads: its day
-//! sums, its bills' payments, and the book built from them.
+//! sums, its bills' payments, and the bill sums built from them.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use cofre_domain::bills::{CardBook, DayTotal, Payment};
+use cofre_domain::bills::{BillPayments, BillSums, DayTotal, Payment, by_bill};
 use cofre_domain::card::Cycles;
+use jiff::civil::Date;
 
 /// A card's money: its rows summed per day (payment legs apart) and the
 /// payments registered against its bills.
@@ -16,8 +17,11 @@ pub struct CardMoney {
     /// Sorted by date, then type, then kind; no zero totals.
     pub days: Vec<DayTotal>,
     pub payments: Vec<Payment>,
-    /// The book of all of it, built by the first [`Self::stored_book`].
-    book: OnceLock<CardBook>,
+    /// The bill sums of all the days, built by the first
+    /// [`Self::stored_sums`] or brought over from the money before.
+    sums: OnceLock<Arc<BillSums>>,
+    /// The payments by bill, built by the first [`Self::bill_payments`].
+    by_bill: OnceLock<Arc<BillPayments>>,
 }
 
 impl CardMoney {
@@ -26,22 +30,52 @@ impl CardMoney {
             version,
             days,
             payments,
-            book: OnceLock::new(),
+            sums: OnceLock::new(),
+            by_bill: OnceLock::new(),
         }
     }
 
-    /// The book of all this money (no projected entries) under `cycles`:
-    /// built once and kept with the money, so the whole history is bucketed
-    /// into bills once per change of the card, not on every read.
-    pub fn stored_book(&self, cycles: Cycles) -> CardBook {
-        let build = || CardBook::stored(cycles, &self.days, self.payments.clone());
-        let kept = self.book.get_or_init(build);
+    /// The money `before` became when the days dated on `changed` took the
+    /// values they have in `days` (all of them now): the bill sums
+    /// `before` had built are brought up to date for the months of those
+    /// days, not built again from the whole history.
+    pub fn after(
+        before: &CardMoney,
+        version: i64,
+        days: Vec<DayTotal>,
+        changed: impl IntoIterator<Item = Date>,
+        payments: Vec<Payment>,
+    ) -> Self {
+        let money = Self::new(version, days, payments);
+        if let Some(sums) = before
+            .sums
+            .get()
+            .and_then(|sums| sums.with_days_changed(&money.days, changed))
+        {
+            let _ = money.sums.set(Arc::new(sums));
+        }
+        money
+    }
+
+    /// The bill sums of all this money under `cycles`: built once and kept
+    /// with the money, so the whole history is bucketed into bills once,
+    /// and brought up to date by a change of the card, not on every read.
+    pub fn stored_sums(&self, cycles: Cycles) -> Arc<BillSums> {
+        let build = || Arc::new(BillSums::of_days(cycles, &self.days));
+        let kept = self.sums.get_or_init(build);
         if *kept.cycles() == cycles {
             kept.clone()
         } else {
             // The card's cycles changed since: rare, built afresh.
             build()
         }
+    }
+
+    /// The payments by the bill each pays, built once.
+    pub fn bill_payments(&self) -> Arc<BillPayments> {
+        self.by_bill
+            .get_or_init(|| Arc::new(by_bill(self.payments.clone())))
+            .clone()
     }
 
     /// About how many bytes this holds, the book it builds included.
@@ -68,42 +102,56 @@ impl CardMoney {
 #[cfg(test)]
 mod tests {
     use cofre_domain::Money;
-    use cofre_domain::bills::{CardBook, DayTotal};
-    use cofre_domain::card::{BillMonth, Cycles};
+    use cofre_domain::bills::{BillSums, DayTotal};
+    use cofre_domain::card::Cycles;
     use cofre_domain::transaction::TxType;
     use jiff::civil::date;
 
     use super::CardMoney;
 
-    #[test]
-    fn the_kept_book_is_the_one_of_the_cycles_asked_for() {
-        let day = |d, cents| DayTotal {
+    fn day(d: jiff::civil::Date, cents: i64) -> DayTotal {
+        DayTotal {
             date: d,
             tx_type: TxType::Debit,
             installment: false,
             amount: Money::from_cents(cents),
-        };
+        }
+    }
+
+    #[test]
+    fn the_kept_sums_are_those_of_the_cycles_asked_for() {
         let days = vec![
             day(date(2026, 10, 3), 5_000),
             day(date(2026, 10, 20), 7_000),
         ];
         let money = CardMoney::new(1, days.clone(), Vec::new());
-        let today = date(2026, 11, 22);
-        let (october, november) = (
-            BillMonth::new(2026, 10).unwrap(),
-            BillMonth::new(2026, 11).unwrap(),
-        );
-        let amounts = |book: &CardBook| {
-            [october, november].map(|month| book.bill(month, today).unwrap().amount)
-        };
         // Close 3: both days fall in different bills; close 25: one bill.
         for cycles in [Cycles::new(3, 10), Cycles::new(25, 5), Cycles::new(3, 10)] {
-            let fresh = CardBook::stored(cycles, &days, Vec::new());
-            assert_eq!(amounts(&money.stored_book(cycles)), amounts(&fresh));
+            assert_eq!(*money.stored_sums(cycles), BillSums::of_days(cycles, &days));
         }
-        assert_eq!(
-            amounts(&money.stored_book(Cycles::new(3, 10))),
-            [Money::from_cents(5_000), Money::from_cents(7_000)]
+        assert_ne!(
+            money.stored_sums(Cycles::new(3, 10)),
+            money.stored_sums(Cycles::new(25, 5))
         );
+    }
+
+    #[test]
+    fn money_after_a_change_brings_the_built_sums_up_to_date() {
+        let cycles = Cycles::new(3, 10);
+        let before = CardMoney::new(1, vec![day(date(2026, 10, 20), 7_000)], Vec::new());
+        let days = vec![
+            day(date(2026, 10, 20), 7_000),
+            day(date(2026, 11, 20), 1_000),
+        ];
+        // Nothing built before: nothing brought over, built when asked.
+        let lazy = CardMoney::after(&before, 2, days.clone(), [date(2026, 11, 20)], Vec::new());
+        assert!(lazy.sums.get().is_none());
+        before.stored_sums(cycles);
+        let after = CardMoney::after(&before, 2, days.clone(), [date(2026, 11, 20)], Vec::new());
+        assert_eq!(
+            after.sums.get().map(|s| (**s).clone()),
+            Some(BillSums::of_days(cycles, &days))
+        );
+        assert_eq!(*after.stored_sums(cycles), *lazy.stored_sums(cycles));
     }
 }

@@ -326,8 +326,8 @@ pub enum TotalsBy {
     WithTags(Vec<TagId>),
 }
 
-/// Each card's projected entries, by card id (sorted).
-pub type CardCharges = Vec<(AccountId, Vec<cofre_domain::bills::Charge>)>;
+/// Each card's projected entries summed per bill, by card id (sorted).
+pub type CardCharges = Vec<(AccountId, Arc<cofre_domain::bills::BillSums>)>;
 
 /// Visible stored rows of one account and month, summed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -549,7 +549,16 @@ pub trait Store: Send + Sync + 'static {
         from: Date,
         to: Date,
     ) -> StoreResult<Arc<Option<Vec<ProjectedTotal>>>>;
-    /// The projected entries on each of the user's cards
+    /// The projected entries of the cashflow view in a whole calendar
+    /// month, summed as the overview sums its month
+    /// ([`cofre_domain::overview::projected_items`]), kept until the
+    /// user's projection sources change.
+    async fn projected_month_items(
+        &self,
+        user: UserId,
+        month: cofre_domain::card::BillMonth,
+    ) -> StoreResult<Arc<Vec<cofre_domain::overview::MonthItem>>>;
+    /// The projected entries on each of the user's cards summed per bill
     /// ([`cofre_domain::view::card_charges`] of the window `[from, to]`),
     /// kept until the user's projection sources change.
     async fn card_charges(

@@ -4,7 +4,7 @@
 
 use cofre_domain::bills::{DayTotal, NewBillPayment, Payment};
 use cofre_domain::card::{BillMonth, PaymentLeg};
-use cofre_domain::overview::{ItemKind, MonthItem};
+use cofre_domain::overview::ItemKind;
 
 use crate::CardMoney;
 
@@ -95,10 +95,11 @@ fn merge_days(kept: &[DayTotal], mut changed: Vec<DayTotal>) -> Vec<DayTotal> {
 impl SqlStore {
     /// `kept` brought up to `version`, a money version read before (so the
     /// result holds at least every change up to it): the day totals
-    /// changed since `kept` was read replace theirs, and the payments are
-    /// read again. From nothing kept (version -1) it is the card's whole
-    /// money, a long read left to the pool; a refresh is a few short reads
-    /// on the calling thread.
+    /// changed since `kept` was read replace theirs (and the bill sums
+    /// built from them are summed again for those days' months alone),
+    /// and the payments are read again. From nothing kept (version -1) it
+    /// is the card's whole money, a long read left to the pool; a refresh
+    /// is a few short reads on the calling thread.
     async fn refresh_card(
         &self,
         card: AccountId,
@@ -120,11 +121,9 @@ impl SqlStore {
             .map(RawDay::decode)
             .collect::<StoreResult<Vec<_>>>()?;
         let payments = decode_payments(&self.read_array(payments_query(card)).await?)?;
-        Ok(CardMoney::new(
-            version,
-            merge_days(&kept.days, changed),
-            payments,
-        ))
+        let dates: Vec<Date> = changed.iter().map(|d| d.date).collect();
+        let days = merge_days(&kept.days, changed);
+        Ok(CardMoney::after(kept, version, days, dates, payments))
     }
 
     /// Each of the user's cards' money, from memory where the card's money

@@ -22,6 +22,7 @@ use cofre_domain::profile::{self as profile_rules, Profile, ProfileChanges};
 use cofre_domain::projection::Handle;
 use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Schedule, Template};
 use cofre_domain::series::{Series, SeriesRef, SeriesState, SeriesWrite};
+use cofre_domain::overview::{MonthItem, projected_items};
 use cofre_domain::tag::{NewTag, Tag, TagChanges};
 use cofre_domain::text::sort_by_title;
 use cofre_domain::time::{format_date, format_timestamp, parse_date, parse_timestamp};
@@ -165,6 +166,9 @@ pub struct SqlStore {
     /// A month of a user's category sums over all their accounts (without
     /// the cards' when the flag says so), at the month's stamp.
     months: Arc<VersionedCache<(UserId, BillMonth, bool), Vec<EntryTotal>>>,
+    /// The projected entries of a user's calendar month as the overview
+    /// sums them, at the sources version they come from.
+    month_projections: Arc<VersionedCache<(UserId, BillMonth), Vec<MonthItem>>>,
     /// The projected entries on each card of a user's window (and, for
     /// whole books, day), at the sources version they come from.
     charges: Arc<VersionedCache<ChargesKey, crate::CardCharges>>,
@@ -209,9 +213,10 @@ const VERSION_ENTRY_BYTES: u32 = 160;
 impl SqlStore {
     /// A store over `pool` whose caches keep about `cache_bytes`: three
     /// eighths for projection sources, an eighth each for their summed
-    /// entries and for months of category sums, a sixteenth each for the
-    /// cards' projected entries and for the categories users see, the rest
-    /// for card money.
+    /// entries and for months of category sums, a sixteenth for the cards'
+    /// projected entries, a thirty-second each for the categories users
+    /// see and for the overview's projected months, the rest for card
+    /// money.
     fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes, reads: Reads) -> Self {
         Self {
             writes: Writes::new(&pool),
@@ -236,14 +241,16 @@ impl SqlStore {
             charges: Arc::new(VersionedCache::new(cache_bytes / 16, |cards| {
                 cards
                     .iter()
-                    .map(|(_, charges)| {
-                        std::mem::size_of::<(AccountId, Vec<cofre_domain::bills::Charge>)>()
-                            + charges.capacity()
-                                * std::mem::size_of::<cofre_domain::bills::Charge>()
+                    .map(|(_, sums)| {
+                        std::mem::size_of::<(AccountId, Arc<cofre_domain::bills::BillSums>)>()
+                            + sums.approx_bytes()
                     })
                     .sum()
             })),
-            categories: Arc::new(VersionedCache::new(cache_bytes / 16, |list| {
+            month_projections: Arc::new(VersionedCache::new(cache_bytes / 32, |items| {
+                items.capacity() * std::mem::size_of::<MonthItem>()
+            })),
+            categories: Arc::new(VersionedCache::new(cache_bytes / 32, |list| {
                 list.iter()
                     .map(|c| {
                         std::mem::size_of::<Category>()
@@ -721,6 +728,21 @@ impl Store for SqlStore {
             (user, from, to),
             (user, from, to),
             |sources| projected_totals(sources, from, to),
+        )
+        .await
+    }
+
+    async fn projected_month_items(
+        &self,
+        user: UserId,
+        month: BillMonth,
+    ) -> StoreResult<Arc<Vec<MonthItem>>> {
+        let (from, to) = (month.day(1), month.day(1).last_of_month());
+        self.derived_from_sources(
+            &self.month_projections,
+            (user, month),
+            (user, from, to),
+            |sources| projected_items(sources, from, to),
         )
         .await
     }

@@ -14,8 +14,6 @@ use cofre_domain::budget::Level;
 use cofre_domain::card::BillMonth;
 use cofre_domain::overview::{AccountTotal, MonthItem, overview};
 use cofre_domain::time::format_date;
-use cofre_domain::transaction::TransactionFilter;
-use cofre_domain::view::projected_page;
 use cofre_store::{Store, StoreResult};
 
 use super::CommonErrors;
@@ -30,9 +28,6 @@ use crate::reports::budgets_status;
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_overview))
 }
-
-/// Most projected entries of one month the overview reads.
-const MONTH_ENTRIES: usize = 100_000;
 
 #[derive(Serialize, ToSchema)]
 pub struct NextBillBody {
@@ -119,8 +114,9 @@ fn month_bounds(month: BillMonth) -> (Date, Date) {
 }
 
 /// The cashflow view of a calendar month as the overview sums it: stored
-/// rows summed by the store, projected entries off the cards, and the
-/// bills with something left to pay that are not hidden.
+/// rows and projected entries off the cards, each summed by the store
+/// (the projected ones kept until their sources change), and the bills
+/// with something left to pay that are not hidden.
 async fn month_items(
     store: &dyn Store,
     user: UserId,
@@ -130,16 +126,8 @@ async fn month_items(
 ) -> StoreResult<Vec<MonthItem>> {
     let (from, to) = month_bounds(month);
     let mut items = store.month_items(user, month).await?;
+    items.extend_from_slice(&store.projected_month_items(user, month).await?);
     let sources = store.view_sources(user, from, to).await?;
-    let filter = TransactionFilter {
-        cashflow: true,
-        ..TransactionFilter::window(from, to)
-    };
-    items.extend(
-        projected_page(&sources, &filter, None, MONTH_ENTRIES)
-            .iter()
-            .map(MonthItem::of),
-    );
     for (id, info, currency, book) in &books.cards {
         for bill in book.due_between(from, to, today) {
             let handle = bill_handle(*id, bill.cycle.month);

@@ -982,6 +982,23 @@ async fn overview_equals_the_list_endpoints(backend: Backend) {
     assert_sources_agree(app).await;
     assert_ne!(archived.bank_balance, paid.bank_balance);
     assert!(archived.card_debt < paid.card_debt);
+
+    // A new rule's occurrences of this month, projected, count in the
+    // month at once: the month's projected entries are kept only until the
+    // rules change.
+    app.post(
+        "/v1/transactions",
+        json!({"account_id": g.corrente, "type": "DEBIT", "amount": 7.5, "description": "Semanal",
+            "date": "2026-10-29", "recurrence": {"frequency": "WEEKLY"}}),
+    )
+    .await
+    .ok(201);
+    let weekly = assert_consistent(app).await;
+    assert_eq!(
+        weekly.despesas,
+        archived.despesas + 4 * 750,
+        "four in November"
+    );
 }
 
 // ---------------------------------------------------- focused scenarios
