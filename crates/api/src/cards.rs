@@ -46,9 +46,9 @@ pub fn whole_range(today: Date) -> (Date, Date) {
 /// The books of the user's cards (`only`: just these), with projected
 /// entries dated in `[from, to]` (rule occurrences only up to each card's
 /// open bill when `whole`; kept by the store until the projection sources
-/// change, [`cofre_domain::view::card_charges`]) and the stored day
-/// totals dated in it (all of them when `whole`): bills of cycles inside
-/// that range are exact. Payments are always whole.
+/// change, [`cofre_domain::view::card_charges`]): bills of cycles inside
+/// that range are exact. The stored money and the payments are always
+/// whole (their sums are kept with the card's money).
 pub async fn books(
     store: &dyn Store,
     user: UserId,
@@ -86,18 +86,10 @@ pub async fn books(
                     |_| Arc::new(BillSums::empty(info.cycles)),
                     |at| charges[at].1.clone(),
                 );
-            let cycles = *projected.cycles();
-            let sums = if whole.is_some() {
-                // The whole history: the card's stored sums, built once
-                // per change of its money.
-                stored.stored_sums(cycles)
-            } else {
-                // The days are sorted by date: a window's are one slice, so
-                // a page of a year reads a year of them, not the history.
-                let first = stored.days.partition_point(|d| d.date < from);
-                let end = stored.days.partition_point(|d| d.date <= to).max(first);
-                Arc::new(BillSums::of_days(cycles, &stored.days[first..end]))
-            };
+            // The card's stored sums of its whole history, built once and
+            // brought up to date by each change of its money, serve every
+            // window: a bill of a cycle inside it is exact either way.
+            let sums = stored.stored_sums(*projected.cycles());
             let book = CardBook::of_parts(sums, projected, stored.bill_payments());
             (id, info, currency, book)
         })
