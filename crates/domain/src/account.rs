@@ -139,6 +139,26 @@ pub struct Account {
     pub created_at: Timestamp,
 }
 
+impl Account {
+    /// About how many bytes this holds, its text included.
+    pub fn approx_bytes(&self) -> usize {
+        let text = |t: &Option<String>| t.as_ref().map_or(0, String::capacity);
+        let holders: usize = self
+            .card_holders
+            .iter()
+            .flatten()
+            .map(|(k, v)| k.capacity() + v.capacity() + 64)
+            .sum();
+        std::mem::size_of::<Self>()
+            + self.state.title.capacity()
+            + self.state.currency.capacity()
+            + text(&self.state.icon_id)
+            + text(&self.state.card_icon_id)
+            + text(&self.connector_name)
+            + holders
+    }
+}
+
 /// A field that PATCH may leave alone, clear (JSON null) or set.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Patch<T> {

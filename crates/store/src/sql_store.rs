@@ -172,6 +172,8 @@ pub struct SqlStore {
     /// The projected entries on each card of a user's window (and, for
     /// whole books, day), at the sources version they come from.
     charges: Arc<VersionedCache<ChargesKey, crate::CardCharges>>,
+    /// Each user's accounts (without balances), at their sources version.
+    accounts: Arc<VersionedCache<UserId, Vec<Account>>>,
     /// The categories each user sees, at their categories version.
     categories: Arc<VersionedCache<UserId, Vec<Category>>>,
     /// Each card's money, at the card's money version it was read at.
@@ -214,9 +216,9 @@ impl SqlStore {
     /// A store over `pool` whose caches keep about `cache_bytes`: three
     /// eighths for projection sources, an eighth each for their summed
     /// entries and for months of category sums, a sixteenth for the cards'
-    /// projected entries, a thirty-second each for the categories users
-    /// see and for the overview's projected months, the rest for card
-    /// money.
+    /// projected entries, a thirty-second each for the accounts, the
+    /// categories users see and the overview's projected months, the rest
+    /// (seven thirty-seconds) for card money.
     fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes, reads: Reads) -> Self {
         Self {
             writes: Writes::new(&pool),
@@ -250,6 +252,9 @@ impl SqlStore {
             month_projections: Arc::new(VersionedCache::new(cache_bytes / 32, |items| {
                 items.capacity() * std::mem::size_of::<MonthItem>()
             })),
+            accounts: Arc::new(VersionedCache::new(cache_bytes / 32, |list| {
+                list.iter().map(Account::approx_bytes).sum()
+            })),
             categories: Arc::new(VersionedCache::new(cache_bytes / 32, |list| {
                 list.iter()
                     .map(|c| {
@@ -266,12 +271,26 @@ impl SqlStore {
                     .map_or(0, |t| t.capacity() * std::mem::size_of::<ProjectedTotal>())
             })),
             cards: moka::future::Cache::builder()
-                .max_capacity(cache_bytes / 4)
+                .max_capacity(cache_bytes / 32 * 7)
                 .weigher(|_, card: &Arc<CardMoney>| {
                     u32::try_from(card.approx_bytes() + 64).unwrap_or(u32::MAX)
                 })
                 .build(),
         }
+    }
+
+    /// The user's accounts with their balances, oldest first, as the
+    /// database has them.
+    async fn account_views(&self, user: UserId) -> StoreResult<Vec<AccountView>> {
+        let sql = format!(
+            "SELECT {ACCOUNT_COLUMNS}, {BALANCE_COLUMN} FROM accounts a WHERE a.user_id = $1 \
+             ORDER BY a.created_at, a.id"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(user.to_string())
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(account_view_from_row).collect()
     }
 
     /// The projection sources of `[from, to]` at the sources `version`
@@ -556,15 +575,47 @@ impl Store for SqlStore {
     }
 
     async fn list_accounts(&self, user: UserId) -> StoreResult<Vec<AccountView>> {
-        let sql = format!(
-            "SELECT {ACCOUNT_COLUMNS}, {BALANCE_COLUMN} FROM accounts a WHERE a.user_id = $1 \
-             ORDER BY a.created_at, a.id"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(user.to_string())
-            .fetch_all(&self.pool)
+        // The accounts themselves change only with the sources version
+        // (every insert, update and delete of one bumps it): kept under it.
+        // Their balances, which writes move, come in one short read.
+        let version = self.user_version(user, UserVersion::Sources).await?;
+        let accounts = self
+            .accounts
+            .get_or_load(user, version, || async {
+                let views = self.account_views(user).await?;
+                Ok(views.into_iter().map(|view| view.account).collect())
+            })
             .await?;
-        rows.iter().map(account_view_from_row).collect()
+        let balances = Sql::with(
+            format!(
+                "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(a.id, b.posted_cents)), '[]') AS TEXT) \
+                 FROM accounts a JOIN account_balances b ON b.account_id = a.id \
+                 WHERE a.user_id = $1"
+            ),
+            [Arg::Text(user.to_string())],
+        );
+        let text = self.read_array(balances).await?;
+        let balances: Vec<(&str, i64)> = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("account balances: {e}")))?;
+        let balances: HashMap<AccountId, i64> = balances
+            .into_iter()
+            .map(|(id, cents)| Ok((AccountId(parse_uuid("id", id)?), cents)))
+            .collect::<StoreResult<_>>()?;
+        let views: Option<Vec<AccountView>> = accounts
+            .iter()
+            .map(|account| {
+                balances.get(&account.id).map(|cents| AccountView {
+                    account: account.clone(),
+                    balance: Money::from_cents(*cents),
+                })
+            })
+            .collect();
+        match views {
+            Some(views) if views.len() == balances.len() => Ok(views),
+            // An account made or deleted since the version was read: the
+            // list as the database has it now.
+            _ => self.account_views(user).await,
+        }
     }
 
     async fn get_account(&self, user: UserId, id: AccountId) -> StoreResult<AccountView> {

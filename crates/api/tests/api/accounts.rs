@@ -1034,6 +1034,59 @@ async fn list_is_ordered_by_creation(backend: Backend) {
     assert_eq!(titles(&listed), titles(&created), "creation order");
 }
 
+/// The accounts are kept in memory until one changes, from this process or
+/// another one sharing the database, and their balances are read afresh.
+async fn the_list_follows_changes_from_any_process(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    let bank = id_of(&create(&app, json!({"type": "BANK", "title": "Conta"})).await);
+    assert_eq!(list_accounts(&app).await[0]["balance"], 0.0);
+    // A row moves the balance; the account itself is as it was.
+    app.tx(json!({"account_id": bank, "type": "CREDIT", "amount": 25.5, "description": "Pix"}))
+        .await;
+    assert_eq!(list_accounts(&app).await[0]["balance"], 25.5);
+    let other = cofre_store::connect(&app.url).await.expect("second store");
+    let id: cofre_domain::AccountId = cofre_domain::AccountId(bank.parse().expect("an id"));
+    let renamed = cofre_domain::account::AccountChanges {
+        title: Some("Renomeada".into()),
+        ..Default::default()
+    };
+    other
+        .update_account(app.user, id, &renamed)
+        .await
+        .expect("rename");
+    let listed = list_accounts(&app).await;
+    assert_eq!(listed[0]["title"], "Renomeada");
+    assert_eq!(listed[0]["balance"], 25.5);
+    let ctx = cofre_store::WriteContext {
+        now: jiff::Timestamp::now(),
+        today: jiff::civil::date(2026, 11, 22),
+    };
+    let made = cofre_domain::account::AccountChanges {
+        account_type: Some(cofre_domain::account::AccountType::Bank),
+        title: Some("Poupança".into()),
+        ..Default::default()
+    };
+    let (savings, _) = other
+        .create_account(
+            app.user,
+            &made,
+            Some(cofre_domain::Money::from_cents(700)),
+            "BRL",
+            ctx,
+        )
+        .await
+        .expect("create");
+    let listed = list_accounts(&app).await;
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[1]["title"], "Poupança");
+    assert_eq!(listed[1]["balance"], 7.0);
+    other
+        .delete_account(app.user, savings.account.id)
+        .await
+        .expect("delete");
+    assert_eq!(list_accounts(&app).await.len(), 1);
+}
+
 async fn list_shows_every_account_of_the_user(backend: Backend) {
     let app = TestApp::start(backend).await;
     assert_eq!(list_accounts(&app).await, Vec::<Value>::new());
@@ -1329,6 +1382,7 @@ async fn deleting_the_paying_account_clears_the_card_link(backend: Backend) {
 }
 
 on_both_backends!(
+    the_list_follows_changes_from_any_process,
     initial_balance_creates_a_hidden_posted_opening_row,
     negative_initial_balance_is_a_debit_row,
     zero_or_absent_initial_balance_creates_no_row,
