@@ -80,23 +80,19 @@ fn used_limit_is_open_bills_plus_later_installments() {
 fn paying_a_later_bill_ahead_frees_the_limit() {
     let today = date(2026, 11, 22);
     let mut b = book();
-    Arc::make_mut(&mut b.payments)
-        .entry(m(2027, 2))
-        .or_default()
-        .push(Payment {
-            id: TransactionId::new(),
-            month: m(2027, 2),
-            amount: Money::from_cents(1_000),
-        });
+    let pay_ahead = |b: &mut CardBook, cents| {
+        Arc::make_mut(&mut b.payments)
+            .entry(m(2027, 2))
+            .or_default()
+            .push(Payment {
+                id: TransactionId::new(),
+                month: m(2027, 2),
+                amount: Money::from_cents(cents),
+            })
+    };
+    pay_ahead(&mut b, 1_000);
     assert_eq!(b.used_limit(today), Money::from_cents(27_000));
-    Arc::make_mut(&mut b.payments)
-        .entry(m(2027, 2))
-        .or_default()
-        .push(Payment {
-            id: TransactionId::new(),
-            month: m(2027, 2),
-            amount: Money::from_cents(9_000),
-        });
+    pay_ahead(&mut b, 9_000);
     assert_eq!(
         b.used_limit(today),
         Money::from_cents(25_000),
@@ -168,6 +164,18 @@ fn shifted(days: Vec<DayTotal>, start: Date) -> Vec<DayTotal> {
         .collect()
 }
 
+/// Days as projected entries of the same dates and amounts.
+fn as_charges(days: &[DayTotal]) -> Vec<Charge> {
+    days.iter()
+        .map(|d| Charge {
+            date: d.date,
+            tx_type: d.tx_type,
+            installment: d.installment,
+            amount: d.amount,
+        })
+        .collect()
+}
+
 proptest! {
     /// Sorted or not, near the calendar's ends or not, summing the days
     /// of one bill together gives the sums of one day at a time.
@@ -184,10 +192,7 @@ proptest! {
             days.sort_by_key(|d| d.date);
         }
         let cycles = Cycles::new(close, due);
-        let one_by_one: Vec<Charge> = days
-            .iter()
-            .map(|d| Charge { date: d.date, tx_type: d.tx_type, installment: d.installment, amount: d.amount })
-            .collect();
+        let one_by_one = as_charges(&days);
         prop_assert_eq!(BillSums::of_days(cycles, &days), BillSums::of_charges(cycles, &one_by_one));
     }
 
@@ -239,10 +244,7 @@ proptest! {
     ) {
         let cycles = Cycles::new(close, due);
         let today = date(2024, 1, 1).checked_add(jiff::Span::new().days(today)).unwrap();
-        let charges: Vec<Charge> = projected
-            .iter()
-            .map(|d| Charge { date: d.date, tx_type: d.tx_type, installment: d.installment, amount: d.amount })
-            .collect();
+        let charges = as_charges(&projected);
         let first = cycles.month_of(date(2024, 1, 1));
         let payments: Vec<Payment> = paid
             .iter()
