@@ -18,11 +18,11 @@ use cofre_domain::account::{
 use cofre_domain::auth::{ApiKey, format_scopes, parse_scopes};
 use cofre_domain::bills::card_info;
 use cofre_domain::category::{self as category_rules, Category, CategoryChanges};
+use cofre_domain::overview::{MonthItem, projected_items};
 use cofre_domain::profile::{self as profile_rules, Profile, ProfileChanges};
 use cofre_domain::projection::Handle;
 use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Schedule, Template};
 use cofre_domain::series::{Series, SeriesRef, SeriesState, SeriesWrite};
-use cofre_domain::overview::{MonthItem, projected_items};
 use cofre_domain::tag::{NewTag, Tag, TagChanges};
 use cofre_domain::text::sort_by_title;
 use cofre_domain::time::{format_date, format_timestamp, parse_date, parse_timestamp};
