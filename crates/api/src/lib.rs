@@ -4,6 +4,7 @@
 //! render.
 
 pub mod admin;
+pub mod around;
 pub mod auth;
 pub mod cards;
 pub mod demo;
@@ -17,15 +18,15 @@ pub mod rate_limit;
 pub mod read_cache;
 pub mod receipts;
 pub mod reports;
+mod request_metrics;
 pub mod retry;
 mod routes;
 
 pub use routes::export::{CSV_COLUMNS, ExportFormat, start as start_export};
 
 use axum::Router;
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::http::HeaderName;
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use std::sync::{Arc, OnceLock};
@@ -40,6 +41,7 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 use cofre_domain::time::Clock;
 use cofre_store::Store;
 
+use crate::around::{Around, Next};
 use crate::error::ApiError;
 use crate::rate_limit::{Limiter, Window};
 
@@ -153,7 +155,9 @@ pub fn router(state: AppState) -> Router {
         app: state.clone(),
         cache: read_cache::ReadCache::new(state.config.read_cache_bytes),
     });
-    let v1 = v1.route_layer(middleware::from_fn_with_state(v1_state, v1_request));
+    let v1 = v1.route_layer(Around::new(v1_state, |v1, req, next| {
+        Box::pin(v1_request(v1, req, next))
+    }));
     let docs = SwaggerUi::new("/docs")
         .url("/v1/openapi.json", openapi)
         .config(Config::new(["/v1/openapi.json"]).validator_url("none"));
@@ -168,8 +172,8 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // Inside the routing, where the matched route is known to label
         // the request's metrics.
-        .layer(middleware::from_fn(move |req: Request, next: Next| {
-            measured_within_deadline(deadline, req, next)
+        .layer(Around::new(deadline, |deadline, req, next| {
+            Box::pin(measured_within_deadline(deadline, req, next))
         }))
         .with_state(state);
     // The layers that need no route around the whole router, as one
@@ -180,22 +184,38 @@ pub fn router(state: AppState) -> Router {
     let stack = ServiceBuilder::new()
         .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
         .layer(PropagateRequestIdLayer::new(request_id))
-        .layer(
-            TraceLayer::new_for_http().make_span_with(|req: &Request| {
-                let id = req
-                    .headers()
-                    .get("x-request-id")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("");
-                tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id = %id)
-            }),
-        )
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::Internal("handler panicked".into()).into_response()
         }))
-        .layer(axum::extract::DefaultBodyLimit::max(extract::JSON_BODY_LIMIT))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            extract::JSON_BODY_LIMIT,
+        ))
         .service(routes);
     Router::new().fallback_service(stack)
+}
+
+/// The span every log line of a request is written in: its method, the
+/// path (and query) it asked for, and its request id. Each is given as the
+/// string it already is, not through `Display`: a span's fields are
+/// written out when it is made, for every request, whether or not
+/// anything is logged in it.
+fn request_span(req: &Request) -> tracing::Span {
+    let id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let uri = req
+        .uri()
+        .path_and_query()
+        .map_or_else(|| req.uri().path(), |p| p.as_str());
+    tracing::info_span!(
+        "request",
+        method = req.method().as_str(),
+        uri,
+        request_id = id
+    )
 }
 
 /// What every `/v1` request needs besides its handler's state.
@@ -210,7 +230,7 @@ struct V1State {
 /// database rolled it back on a conflict ([`retry::replay_conflicts`]).
 /// One middleware, not one each: axum clones a route's service, and each
 /// middleware clones everything inside it, for every request.
-async fn v1_request(State(v1): State<Arc<V1State>>, req: Request, next: Next) -> Response {
+async fn v1_request(v1: Arc<V1State>, req: Request, next: Next) -> Response {
     auth::require_key(&v1.app, req, async |req: Request| {
         if req.method().is_safe() {
             read_cache::serve_cached(&v1.app, &v1.cache, req, next).await
@@ -227,19 +247,15 @@ async fn v1_request(State(v1): State<Arc<V1State>>, req: Request, next: Next) ->
 async fn measured_within_deadline(deadline: Duration, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = method_label(req.method());
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    // The route's path is shared with the router (a reference count).
+    let route = req.extensions().get::<MatchedPath>().cloned();
     let response = within_deadline(deadline, next.run(req)).await;
-    let labels = [
-        metrics::Label::from_static_parts("method", method),
-        metrics::Label::new("route", route),
-        metrics::Label::new("status", response.status().as_u16().to_string()),
-    ];
-    metrics::counter!("http_requests_total", labels.iter()).increment(1);
-    metrics::histogram!("http_request_duration_seconds", labels.iter())
-        .record(started.elapsed().as_secs_f64());
+    request_metrics::record(
+        method,
+        route.as_ref().map_or("unmatched", MatchedPath::as_str),
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
     response
 }
 

@@ -29,7 +29,6 @@
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
 use std::future::Future;
@@ -39,6 +38,7 @@ use cofre_domain::{ApiKeyId, UserId};
 use cofre_store::{PageStamps, Store};
 
 use crate::AppState;
+use crate::around::Next;
 use crate::auth::Principal;
 use crate::error::ApiError;
 

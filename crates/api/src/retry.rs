@@ -6,10 +6,10 @@
 
 use axum::body::{Body, HttpBody, to_bytes};
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::time::Duration;
 
+use crate::around::Next;
 use crate::error::ApiError;
 use crate::extract::JSON_BODY_LIMIT;
 
@@ -79,9 +79,9 @@ fn jitter_ms() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::around::Around;
     use axum::Router;
     use axum::http::{StatusCode, header};
-    use axum::middleware;
     use axum::routing::post;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -101,7 +101,9 @@ mod tests {
                     }
                 }),
             )
-            .layer(middleware::from_fn(replay_conflicts))
+            .layer(Around::new((), |(), req, next| {
+                Box::pin(replay_conflicts(req, next))
+            }))
     }
 
     fn post_body(body: &'static str) -> Request {
@@ -148,7 +150,9 @@ mod tests {
                     ApiError::Conflicted.into_response()
                 }),
             )
-            .layer(middleware::from_fn(replay_conflicts));
+            .layer(Around::new((), |(), req, next| {
+                Box::pin(replay_conflicts(req, next))
+            }));
         let response = app
             .oneshot(Request::get("/").body(Body::empty()).unwrap())
             .await

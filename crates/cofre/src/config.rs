@@ -196,7 +196,10 @@ pub fn init_tracing(common: &Common) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
     match common.log_format {
-        LogFormat::Json => builder.json().init(),
+        LogFormat::Json => builder
+            .json()
+            .fmt_fields(crate::log_fields::JsonSpanFields)
+            .init(),
         LogFormat::Text => builder.init(),
     }
 }

@@ -5,6 +5,7 @@ mod config;
 mod demo;
 mod export;
 mod import;
+mod log_fields;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
