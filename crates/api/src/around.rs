@@ -38,6 +38,7 @@ pub type Run<T> = fn(T, Request, Next) -> BoxFuture<'static, Response>;
 
 /// A middleware as a layer for `Router::layer` or `Router::route_layer`:
 /// `run` with a clone of `state` for every request.
+#[derive(Clone)]
 pub struct Around<T> {
     state: T,
     run: Run<T>,
@@ -46,15 +47,6 @@ pub struct Around<T> {
 impl<T> Around<T> {
     pub fn new(state: T, run: Run<T>) -> Self {
         Self { state, run }
-    }
-}
-
-impl<T: Clone> Clone for Around<T> {
-    fn clone(&self) -> Self {
-        Self {
-            state: self.state.clone(),
-            run: self.run,
-        }
     }
 }
 
@@ -70,18 +62,10 @@ impl<T: Clone> Layer<Route> for Around<T> {
 }
 
 /// A route with a middleware around it.
+#[derive(Clone)]
 pub struct Wrapped<T> {
     around: Around<T>,
     route: Route,
-}
-
-impl<T: Clone> Clone for Wrapped<T> {
-    fn clone(&self) -> Self {
-        Self {
-            around: self.around.clone(),
-            route: self.route.clone(),
-        }
-    }
 }
 
 impl<T: Clone + Send + 'static> Service<Request> for Wrapped<T> {

@@ -27,32 +27,36 @@ struct Handles {
     duration: Histogram,
 }
 
-/// The handles kept, by route, then method and status (a route sees a
-/// few of each).
-#[derive(Default)]
-struct Kept {
-    by_route: HashMap<Box<str>, Vec<Handles>>,
-    len: usize,
+impl Handles {
+    fn of(&self, method: &'static str, status: u16) -> bool {
+        self.method == method && self.status == status
+    }
+
+    fn record(&self, seconds: f64) {
+        self.count.increment(1);
+        self.duration.record(seconds);
+    }
 }
 
-static KEPT: LazyLock<RwLock<Kept>> = LazyLock::new(RwLock::default);
+/// The handles kept, by route, then method and status (a route sees a
+/// few of each).
+static KEPT: LazyLock<RwLock<HashMap<Box<str>, Vec<Handles>>>> = LazyLock::new(RwLock::default);
 
 /// Counts one request of `method` to `route` answered with `status`,
 /// which took `seconds`.
 pub fn record(method: &'static str, route: &str, status: u16, seconds: f64) {
-    let handles = kept(method, route, status).unwrap_or_else(|| keep(method, route, status));
-    handles.count.increment(1);
-    handles.duration.record(seconds);
-}
-
-fn kept(method: &'static str, route: &str, status: u16) -> Option<Handles> {
-    // The handles hold no invariant a panic could break halfway.
-    let kept = KEPT.read().unwrap_or_else(PoisonError::into_inner);
-    kept.by_route
-        .get(route)?
-        .iter()
-        .find(|h| h.method == method && h.status == status)
-        .cloned()
+    {
+        // The handles hold no invariant a panic could break halfway.
+        let kept = KEPT.read().unwrap_or_else(PoisonError::into_inner);
+        let found = kept
+            .get(route)
+            .and_then(|of_route| of_route.iter().find(|h| h.of(method, status)));
+        if let Some(handles) = found {
+            handles.record(seconds);
+            return;
+        }
+    }
+    keep(method, route, status).record(seconds);
 }
 
 /// Registers the handles of a set of labels, and keeps them unless
@@ -70,16 +74,12 @@ fn keep(method: &'static str, route: &str, status: u16) -> Handles {
         duration: metrics::histogram!("http_request_duration_seconds", labels.iter()),
     };
     let mut kept = KEPT.write().unwrap_or_else(PoisonError::into_inner);
-    if kept.len < MAX_KEPT {
-        let Kept { by_route, len } = &mut *kept;
-        let of_route = by_route.entry(route.into()).or_default();
+    // Counted only here, when a set of labels is first seen.
+    if kept.values().map(Vec::len).sum::<usize>() < MAX_KEPT {
+        let of_route = kept.entry(route.into()).or_default();
         // Another request may have kept the same labels meanwhile.
-        if !of_route
-            .iter()
-            .any(|h| h.method == method && h.status == status)
-        {
+        if !of_route.iter().any(|h| h.of(method, status)) {
             of_route.push(handles.clone());
-            *len += 1;
         }
     }
     handles
@@ -96,7 +96,7 @@ mod tests {
         record("GET", "/test/kept-once", 404, 0.001);
         record("POST", "/test/kept-once", 200, 0.001);
         let kept = KEPT.read().unwrap();
-        let of_route = &kept.by_route["/test/kept-once"];
+        let of_route = &kept["/test/kept-once"];
         assert_eq!(of_route.len(), 3);
     }
 }

@@ -87,6 +87,11 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
     use tower::ServiceExt;
 
+    /// [`replay_conflicts`] as the middleware around a route.
+    fn replaying() -> Around<()> {
+        Around::new((), |(), req, next| Box::pin(replay_conflicts(req, next)))
+    }
+
     /// A route that conflicts `fails` times, then echoes its body.
     fn app(fails: u32, runs: Arc<AtomicU32>) -> Router {
         Router::new()
@@ -101,9 +106,7 @@ mod tests {
                     }
                 }),
             )
-            .layer(Around::new((), |(), req, next| {
-                Box::pin(replay_conflicts(req, next))
-            }))
+            .layer(replaying())
     }
 
     fn post_body(body: &'static str) -> Request {
@@ -150,9 +153,7 @@ mod tests {
                     ApiError::Conflicted.into_response()
                 }),
             )
-            .layer(Around::new((), |(), req, next| {
-                Box::pin(replay_conflicts(req, next))
-            }));
+            .layer(replaying());
         let response = app
             .oneshot(Request::get("/").body(Body::empty()).unwrap())
             .await
