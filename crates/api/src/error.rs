@@ -40,6 +40,11 @@ pub enum ApiError {
     /// The database does not answer or dropped the connection; nothing
     /// uncommitted was kept.
     DatabaseUnavailable,
+    /// Readiness: one write has held the way into writes for longer than
+    /// a request may run, so writes are not moving (reads may still be).
+    WritesStuck {
+        held_s: u64,
+    },
     /// Receipt storage (the directory or the bucket) failed or does not
     /// answer; no row points at a file that was not stored.
     StorageUnavailable,
@@ -174,6 +179,11 @@ impl ApiError {
                 "database_unavailable",
                 "Database unavailable",
             ),
+            ApiError::WritesStuck { .. } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "writes_stuck",
+                "Writes are not moving",
+            ),
             ApiError::StorageUnavailable => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "storage_unavailable",
@@ -258,6 +268,10 @@ impl ApiError {
                  Retry-After (a write sent with a client `id` is safe to retry)"
                     .into()
             }
+            ApiError::WritesStuck { held_s } => format!(
+                "one write has held the way into the database for {held_s} s, longer than a \
+                 request may run: writes are not moving (reads may be)"
+            ),
             ApiError::StorageUnavailable => {
                 "receipt storage failed or does not answer; nothing was changed: retry after \
                  Retry-After"
@@ -320,7 +334,9 @@ impl IntoResponse for ApiError {
         let retry_after = match &self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
             ApiError::DeadlineExceeded { .. } | ApiError::Busy | ApiError::Conflicted => Some(1),
-            ApiError::DatabaseUnavailable | ApiError::StorageUnavailable => Some(2),
+            ApiError::DatabaseUnavailable
+            | ApiError::StorageUnavailable
+            | ApiError::WritesStuck { .. } => Some(2),
             _ => None,
         };
         let replayable = matches!(self, ApiError::Conflicted);

@@ -28,6 +28,11 @@ pub struct Common {
         default_value = "America/Sao_Paulo"
     )]
     pub timezone: String,
+    /// Threads that serve requests (default: one per core the process may
+    /// run on). One is enough on a one-core host.
+    #[arg(long, global = true, env = "COFRE_WORKERS",
+        value_parser = clap::value_parser!(std::num::NonZeroUsize))]
+    pub workers: Option<std::num::NonZeroUsize>,
     /// Log format on stderr.
     #[arg(long, global = true, env = "COFRE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
     pub log_format: LogFormat,

@@ -171,11 +171,22 @@ enum KeysCommand {
     },
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     config::init_tracing(&cli.common);
-    match run(cli).await {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(workers) = cli.common.workers {
+        runtime.worker_threads(workers.get());
+    }
+    let runtime = match runtime.build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("cofre: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("cofre: {message}");

@@ -14,22 +14,22 @@
 //! a failing `COMMIT` fails every member, none of which was acknowledged.
 //! A batch holds at most [`MAX_BATCH`] writes, so it closes under any load.
 //!
-//! sqlx drives each SQLite connection from a thread of its own, so every
-//! statement of a write is two thread hand-offs; a write whose statements
-//! are all known up front can instead run them on the calling thread
-//! ([`WriteGate::write_here`]): the batch's connection is taken from its
-//! sqlx thread once, and the savepoint, the write and its release run
-//! without a hand-off. Beginning and committing the batch stay on sqlx's
-//! thread, so a tokio thread never waits for a lock or an fsync.
+//! Every statement runs on the connection's own sqlx thread, so a tokio
+//! thread never waits for a lock or an fsync, and the connection is never
+//! taken away from that thread. (It once was, to run a write's statements
+//! on the calling thread through sqlx's `lock_handle`: under 64 writers on
+//! one core that hand-off stopped for good, the gate's holder waiting in
+//! it with sqlx's thread parked, and every later write waiting for the
+//! gate.)
 
 use std::ops::{Deref, DerefMut};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use sqlx::pool::PoolConnection;
 use sqlx::{Sqlite, SqliteConnection, SqlitePool};
-use tokio::sync::{Mutex, OwnedMutexGuard, oneshot, watch};
+use tokio::sync::{Mutex, OwnedMutexGuard, watch};
 
 use crate::StoreError;
 
@@ -46,6 +46,42 @@ pub(crate) struct WriteGate {
     /// Writers waiting for the gate to start a write (members waiting for
     /// their batch's commit are not counted).
     waiting: AtomicUsize,
+    /// When the gate's holder took it, for readiness.
+    turns: Arc<TurnClock>,
+}
+
+/// When the gate's current turn began: microseconds since `epoch`, plus
+/// one, so that 0 says nobody holds the gate.
+struct TurnClock {
+    epoch: Instant,
+    held_since: AtomicU64,
+}
+
+/// The gate, held: the batch, as long as this value lives.
+struct Turn {
+    batch: OwnedMutexGuard<Batch>,
+    clock: Arc<TurnClock>,
+}
+
+impl Deref for Turn {
+    type Target = Batch;
+
+    fn deref(&self) -> &Batch {
+        &self.batch
+    }
+}
+
+impl DerefMut for Turn {
+    fn deref_mut(&mut self) -> &mut Batch {
+        &mut self.batch
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        // Before the guard lets the next holder in, who sets it anew.
+        self.clock.held_since.store(0, Ordering::SeqCst);
+    }
 }
 
 /// The open batch, if any.
@@ -75,9 +111,7 @@ impl Drop for Batch {
         // so never acknowledged, is rolled back by SQLite as it closes.
         if tokio::runtime::Handle::try_current().is_err() {
             for held in [self.conn.take(), self.spare.take()].into_iter().flatten() {
-                let Held { here, conn } = held;
-                drop(here);
-                drop(conn.detach());
+                drop(held.detach());
             }
         }
     }
@@ -92,7 +126,7 @@ impl Batch {
         };
         let result = match failure {
             None => sqlx::query("COMMIT")
-                .execute(&mut *held.conn)
+                .execute(&mut *held)
                 .await
                 .map(drop)
                 .map_err(|err| err.to_string()),
@@ -104,8 +138,8 @@ impl Batch {
         } else {
             // Whatever state the connection is in, nothing of the batch
             // stays: roll back what SQLite did not already, then close it.
-            let _ = sqlx::query("ROLLBACK").execute(&mut *held.conn).await;
-            held.close().await;
+            let _ = sqlx::query("ROLLBACK").execute(&mut *held).await;
+            close(held).await;
         }
         self.members = 0;
         if let Some(outcome) = self.outcome.take() {
@@ -145,57 +179,12 @@ impl Drop for InLine<'_> {
     }
 }
 
-/// A connection of the pool, and the same connection as rusqlite drives it
-/// on the calling thread ([`Held::here`]), made the first time it is
-/// needed. `here` is declared first so it is dropped first: its prepared
-/// statements are finalized while the connection is still open (sqlx's
-/// thread is idle then: the connection is held by the gate alone).
-struct Held {
-    here: Option<rusqlite::Connection>,
-    conn: PoolConnection<Sqlite>,
-}
+/// A connection of the pool.
+type Held = PoolConnection<Sqlite>;
 
-/// Prepared statements kept for writes run on the calling thread: the
-/// few shapes of the writes that run there and the gate's own.
-const HERE_STATEMENTS: usize = 32;
-
-impl Held {
-    fn new(conn: PoolConnection<Sqlite>) -> Self {
-        Self { here: None, conn }
-    }
-
-    /// Runs `work` on this thread with the connection taken from its sqlx
-    /// thread for the while (one hand-off instead of two per statement).
-    async fn here<R>(
-        &mut self,
-        work: impl FnOnce(&mut rusqlite::Connection) -> R,
-    ) -> Result<R, StoreError> {
-        let Held { here, conn } = self;
-        let mut locked = conn.lock_handle().await?;
-        let here = match here {
-            Some(here) => here,
-            None => {
-                // SAFETY: the handle is sqlx's open connection, locked out of
-                // its thread until `locked` is dropped, and used here only
-                // while it is locked; the wrapper does not own it (it never
-                // closes it) and is dropped before the connection closes
-                // (see `Held`).
-                let wrapped =
-                    unsafe { rusqlite::Connection::from_handle(locked.as_raw_handle().as_ptr())? };
-                wrapped.set_prepared_statement_cache_capacity(HERE_STATEMENTS);
-                here.insert(wrapped)
-            }
-        };
-        let result = work(here);
-        drop(locked);
-        Ok(result)
-    }
-
-    async fn close(self) {
-        let Held { here, conn } = self;
-        drop(here);
-        let _ = conn.close().await;
-    }
+/// Closes a connection whose state cannot be trusted.
+async fn close(held: Held) {
+    let _ = held.close().await;
 }
 
 impl WriteGate {
@@ -204,13 +193,47 @@ impl WriteGate {
             pool,
             batch: Arc::new(Mutex::new(Batch::default())),
             waiting: AtomicUsize::new(0),
+            turns: Arc::new(TurnClock {
+                epoch: Instant::now(),
+                held_since: AtomicU64::new(0),
+            }),
         })
     }
 
     /// Takes the gate, waiting in line.
-    async fn take(&self) -> OwnedMutexGuard<Batch> {
+    async fn take(&self) -> Turn {
         let _line = InLine::new(&self.waiting);
-        Arc::clone(&self.batch).lock_owned().await
+        self.lock().await
+    }
+
+    /// Takes the gate, not counted in the line.
+    async fn lock(&self) -> Turn {
+        let batch = Arc::clone(&self.batch).lock_owned().await;
+        let clock = &self.turns;
+        let now = u64::try_from(clock.epoch.elapsed().as_micros()).unwrap_or(u64::MAX - 1);
+        clock.held_since.store(now + 1, Ordering::SeqCst);
+        Turn {
+            batch,
+            clock: Arc::clone(clock),
+        }
+    }
+
+    /// How long the write holding the gate has held it; `None` when the
+    /// gate is free. A write holds it for one write's statements (or while
+    /// it waits for another connection's lock, up to the busy timeout), so
+    /// a turn much longer than a request's deadline means writes are stuck.
+    pub(crate) fn turn_so_far(&self) -> Option<Duration> {
+        let since = self
+            .turns
+            .held_since
+            .load(Ordering::SeqCst)
+            .checked_sub(1)?;
+        Some(
+            self.turns
+                .epoch
+                .elapsed()
+                .saturating_sub(Duration::from_micros(since)),
+        )
     }
 
     /// Starts a write: the gate, the batch (opened when none is) and a
@@ -226,27 +249,6 @@ impl WriteGate {
             .await
             .map_err(|err| unavailable(err.to_string()))?
     }
-
-    /// One whole write, `work`, run on the calling thread in a savepoint
-    /// of its own in the batch (see the module's notes): kept when it
-    /// gives `Ok`, and then answered once its batch is committed; rolled
-    /// back alone when it gives `Err` (or panics), the rest of the batch
-    /// going on. Runs on its own task, so a dropped request leaves nothing
-    /// half done; a request dropped before its turn (cut off at its
-    /// deadline while the database was locked, say) leaves nothing at all:
-    /// its client was told the write failed.
-    pub(crate) async fn write_here<R, F>(self: &Arc<Self>, work: F) -> Result<R, StoreError>
-    where
-        F: FnOnce(&mut rusqlite::Connection) -> Result<R, StoreError> + Send + 'static,
-        R: Send + 'static,
-    {
-        let batch = self.take().await;
-        // Closed when this request is dropped.
-        let (waiter, _waiting) = oneshot::channel::<()>();
-        tokio::spawn(write_here(Arc::clone(self), batch, waiter, work))
-            .await
-            .map_err(|err| unavailable(err.to_string()))?
-    }
 }
 
 /// Opens the batch when none is.
@@ -254,11 +256,9 @@ async fn open_batch(gate: &WriteGate, batch: &mut Batch) -> Result<(), StoreErro
     if batch.conn.is_none() {
         let mut held = match batch.spare.take() {
             Some(held) => held,
-            None => Held::new(gate.pool.acquire().await?),
+            None => gate.pool.acquire().await?,
         };
-        sqlx::query("BEGIN IMMEDIATE")
-            .execute(&mut *held.conn)
-            .await?;
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *held).await?;
         batch.conn = Some(held);
         batch.outcome = Some(watch::channel(None).0);
     }
@@ -266,21 +266,14 @@ async fn open_batch(gate: &WriteGate, batch: &mut Batch) -> Result<(), StoreErro
 }
 
 /// Opens the batch when none is, then the write's savepoint in it.
-async fn open(
-    gate: Arc<WriteGate>,
-    mut batch: OwnedMutexGuard<Batch>,
-) -> Result<WriteTx, StoreError> {
+async fn open(gate: Arc<WriteGate>, mut batch: Turn) -> Result<WriteTx, StoreError> {
     open_batch(&gate, &mut batch).await?;
     // Two statements fewer for every write that finds no batch waiting.
     let savepoint = in_savepoint(&batch);
     let Some(held) = batch.conn.as_mut() else {
         unreachable!("a batch was opened above")
     };
-    if savepoint
-        && let Err(err) = sqlx::query("SAVEPOINT member")
-            .execute(&mut *held.conn)
-            .await
-    {
+    if savepoint && let Err(err) = sqlx::query("SAVEPOINT member").execute(&mut **held).await {
         let reason = err.to_string();
         let _ = batch.finish(Some(reason)).await;
         return Err(err.into());
@@ -291,68 +284,12 @@ async fn open(
     })
 }
 
-/// [`WriteGate::write_here`] holding the gate.
-async fn write_here<R, F>(
-    gate: Arc<WriteGate>,
-    mut batch: OwnedMutexGuard<Batch>,
-    waiter: oneshot::Sender<()>,
-    work: F,
-) -> Result<R, StoreError>
-where
-    F: FnOnce(&mut rusqlite::Connection) -> Result<R, StoreError>,
-{
-    open_batch(&gate, &mut batch).await?;
-    let savepoint = in_savepoint(&batch);
-    let Some(held) = batch.conn.as_mut() else {
-        unreachable!("a batch was opened above")
-    };
-    let ran = held
-        .here(|conn| {
-            if waiter.is_closed() {
-                return Ok(Err(StoreError::Unavailable(
-                    "the request ended before its write ran".into(),
-                )));
-            }
-            if savepoint {
-                conn.prepare_cached("SAVEPOINT member")?.execute([])?;
-            }
-            let result = catch_unwind(AssertUnwindSafe(|| work(conn))).unwrap_or_else(|_| {
-                Err(StoreError::Unavailable("the write stopped midway".into()))
-            });
-            // The savepoint is ended here either way, so the batch holds
-            // this write whole or not at all.
-            let undo = result.is_err() && savepoint;
-            if undo {
-                conn.prepare_cached("ROLLBACK TO member")?.execute([])?;
-            }
-            if savepoint {
-                conn.prepare_cached("RELEASE member")?.execute([])?;
-            }
-            Ok::<_, StoreError>(result)
-        })
-        .await
-        .and_then(|ran| ran);
-    match ran {
-        Ok(Ok(value)) => join(gate, batch).await.map(|()| value),
-        Ok(Err(err)) => {
-            settle(gate, batch).await;
-            Err(err)
-        }
-        // The savepoint could not be ended, or the connection not taken:
-        // nothing of the batch can be trusted.
-        Err(err) => {
-            let _ = batch.finish(Some(err.to_string())).await;
-            Err(err)
-        }
-    }
-}
-
 /// One write inside the open batch, holding the gate. Dereferences to the
 /// batch's connection; dropped without [`WriteTx::commit`], its savepoint
 /// is rolled back and the rest of the batch goes on.
 pub(crate) struct WriteTx {
     /// Always `Some` until `commit` or `drop` takes it.
-    batch: Option<OwnedMutexGuard<Batch>>,
+    batch: Option<Turn>,
     gate: Arc<WriteGate>,
 }
 
@@ -361,7 +298,7 @@ impl Deref for WriteTx {
 
     fn deref(&self) -> &SqliteConnection {
         match self.batch.as_ref().and_then(|batch| batch.conn.as_ref()) {
-            Some(held) => &held.conn,
+            Some(held) => held,
             None => unreachable!("a write holds the gate and its open batch until it ends"),
         }
     }
@@ -370,7 +307,7 @@ impl Deref for WriteTx {
 impl DerefMut for WriteTx {
     fn deref_mut(&mut self) -> &mut SqliteConnection {
         match self.batch.as_mut().and_then(|batch| batch.conn.as_mut()) {
-            Some(held) => &mut held.conn,
+            Some(held) => held,
             None => unreachable!("a write holds the gate and its open batch until it ends"),
         }
     }
@@ -404,15 +341,12 @@ impl Drop for WriteTx {
 }
 
 /// Releases the write's savepoint into the batch, then [`join`]s it.
-async fn release_and_join(
-    gate: Arc<WriteGate>,
-    mut batch: OwnedMutexGuard<Batch>,
-) -> Result<(), StoreError> {
+async fn release_and_join(gate: Arc<WriteGate>, mut batch: Turn) -> Result<(), StoreError> {
     let savepoint = in_savepoint(&batch);
     let Some(held) = batch.conn.as_mut() else {
         return Err(unavailable("the batch was closed".into()));
     };
-    if savepoint && let Err(err) = sqlx::query("RELEASE member").execute(&mut *held.conn).await {
+    if savepoint && let Err(err) = sqlx::query("RELEASE member").execute(&mut **held).await {
         return batch.finish(Some(err.to_string())).await;
     }
     join(gate, batch).await
@@ -421,7 +355,7 @@ async fn release_and_join(
 /// Counts a released write into the batch, then commits the batch now (no
 /// writer waiting, or the batch is full) or hands the gate on and waits
 /// for the batch's end.
-async fn join(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) -> Result<(), StoreError> {
+async fn join(gate: Arc<WriteGate>, mut batch: Turn) -> Result<(), StoreError> {
     batch.members += 1;
     if gate.waiting.load(Ordering::SeqCst) == 0 || batch.members >= MAX_BATCH {
         return batch.finish(None).await;
@@ -436,7 +370,7 @@ async fn join(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) -> Result
         outcome = async { ended.wait_for(Option::is_some).await.ok().map(|o| o.clone()) } => {
             from_outcome(outcome.as_ref())
         }
-        mut batch = Arc::clone(&gate.batch).lock_owned() => {
+        mut batch = gate.lock() => {
             // The gate came back before anyone committed this write's
             // batch: the writers that were waiting have joined it.
             let outcome = seen.borrow().clone();
@@ -458,17 +392,15 @@ fn from_outcome(outcome: Option<&Outcome>) -> Result<(), StoreError> {
 }
 
 /// Rolls back an abandoned write's savepoint, then [`settle`]s the batch.
-async fn abandon(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) {
+async fn abandon(gate: Arc<WriteGate>, mut batch: Turn) {
     let savepoint = in_savepoint(&batch);
     let Some(held) = batch.conn.as_mut() else {
         return;
     };
     if savepoint {
-        let mut undone = sqlx::query("ROLLBACK TO member")
-            .execute(&mut *held.conn)
-            .await;
+        let mut undone = sqlx::query("ROLLBACK TO member").execute(&mut **held).await;
         if undone.is_ok() {
-            undone = sqlx::query("RELEASE member").execute(&mut *held.conn).await;
+            undone = sqlx::query("RELEASE member").execute(&mut **held).await;
         }
         if let Err(err) = undone {
             let _ = batch.finish(Some(err.to_string())).await;
@@ -481,17 +413,13 @@ async fn abandon(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) {
 /// After a write was undone: a batch left with members is committed when
 /// no writer is waiting to join it, one left empty (as the batch of a
 /// first write, which has no savepoint, always is) is rolled back.
-async fn settle(gate: Arc<WriteGate>, mut batch: OwnedMutexGuard<Batch>) {
+async fn settle(gate: Arc<WriteGate>, mut batch: Turn) {
     if batch.members == 0 {
         if let Some(mut held) = batch.conn.take() {
-            if sqlx::query("ROLLBACK")
-                .execute(&mut *held.conn)
-                .await
-                .is_ok()
-            {
+            if sqlx::query("ROLLBACK").execute(&mut *held).await.is_ok() {
                 batch.spare = Some(held);
             } else {
-                held.close().await;
+                close(held).await;
             }
         }
         batch.outcome = None;

@@ -403,6 +403,12 @@ impl PageStamps {
 pub trait Store: Send + Sync + 'static {
     /// Cheap round trip for readiness checks.
     async fn ping(&self) -> StoreResult<()>;
+    /// How long the write now holding the one way into writes has held it
+    /// (SQLite's group commit gate); `None` while it is free, and on
+    /// PostgreSQL, whose writes wait in the database (where `ping` sees a
+    /// pool they have used up). Readiness reports writes as stuck when a
+    /// turn outlasts a request's deadline.
+    fn write_turn(&self) -> Option<std::time::Duration>;
     /// Writes a consistent copy of the whole database to `to` (a new
     /// file) while the server keeps running: SQLite only (Unsupported on
     /// PostgreSQL, whose tool is pg_dump).

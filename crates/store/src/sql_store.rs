@@ -432,6 +432,10 @@ impl Store for SqlStore {
         Ok(())
     }
 
+    fn write_turn(&self) -> Option<std::time::Duration> {
+        self.writes.turn()
+    }
+
     async fn backup(&self, to: &std::path::Path) -> StoreResult<()> {
         self.backup_into(to).await
     }

@@ -37,6 +37,10 @@ impl Writes {
         self.0.begin().await
     }
 
+    fn turn(&self) -> Option<Duration> {
+        self.0.turn_so_far()
+    }
+
     /// Keys are not recalled here: reading one afresh is an in-process
     /// read, not a round trip (see [`Store::recalled_api_key`]).
     async fn recall(&self, _id: ApiKeyId, _found: Option<&FoundKey>) {}
@@ -46,7 +50,7 @@ impl Writes {
     }
 }
 
-/// Whether the database changed, from its WAL-index header (see
+/// Whether the database changed, from its data version (see
 /// [`crate::change_stamp`]).
 #[derive(Clone)]
 struct Changes(std::sync::Arc<crate::change_stamp::WalWatch>);
@@ -113,18 +117,10 @@ fn bad_column(i: usize, e: rusqlite::types::FromSqlError) -> StoreError {
     StoreError::Corrupt(format!("transaction column {i}: {e}"))
 }
 
-/// A row read column by column: the driver's (a write's connection) or
-/// a reader's own ([`crate::sync_reads::Row`]).
+/// A row read column by column: a reader's ([`crate::sync_reads::Row`]).
 trait Columns {
     /// Column `i`'s value, borrowed from the row.
     fn value(&self, i: usize) -> StoreResult<rusqlite::types::ValueRef<'_>>;
-}
-
-impl Columns for rusqlite::Row<'_> {
-    #[inline(always)]
-    fn value(&self, i: usize) -> StoreResult<rusqlite::types::ValueRef<'_>> {
-        Ok(self.get_ref(i)?)
-    }
 }
 
 impl Columns for crate::sync_reads::Row<'_> {
@@ -212,8 +208,6 @@ impl<'a> RawTx<'a> {
 /// How long a statement waits for a lock another connection holds.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-mod here;
-
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
 impl SqlStore {
@@ -271,31 +265,17 @@ impl SqlStore {
         Ok((Self::from_pool(pool, cache_bytes, changes, reads), report))
     }
 
-    /// [`Store::create_transaction`] of a row (no installment plan) as one
-    /// write on the calling thread ([`crate::group_commit::WriteGate::write_here`]):
-    /// the same statements as the general path, and one hand-off to
-    /// sqlx's thread instead of two for each of them. Single-row creations
-    /// are the writes clients make most (an import or a family of phones
-    /// syncing sends them one by one).
+    /// [`Store::create_transaction`]'s shortcut for a row: none on SQLite,
+    /// where every creation takes the general path through the group
+    /// commit gate.
     async fn create_row_here(
         &self,
-        user: UserId,
-        new: &NewTransaction,
-        now: Timestamp,
-        key: Option<ApiKeyId>,
+        _user: UserId,
+        _new: &NewTransaction,
+        _now: Timestamp,
+        _key: Option<ApiKeyId>,
     ) -> Option<StoreResult<Created<Transaction>>> {
-        // No key is recalled here; one given goes the general path, which
-        // checks it.
-        if key.is_some() {
-            return None;
-        }
-        let new = new.clone();
-        Some(
-            self.writes
-                .0
-                .write_here(move |conn| here::create_row(conn, user, &new, now))
-                .await,
-        )
+        None
     }
 
     /// A consistent copy of the whole database at one moment, taken while
@@ -444,7 +424,11 @@ mod tests {
         let mut conn = rusqlite::Connection::open(path).unwrap();
         let explained = sql.within("EXPLAIN QUERY PLAN ", "");
         crate::sync_reads::run(&mut conn, &explained, |rows| {
-            crate::sync_reads::every_row(rows, 0, |row| Ok(row.get::<_, String>(3)?))
+            let mut details = Vec::new();
+            while let Some(row) = rows.next()? {
+                details.push(row.get::<_, String>(3)?);
+            }
+            Ok(details)
         })
         .unwrap()
         .join("; ")

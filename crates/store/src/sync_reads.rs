@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::types::{FromSql, ValueRef};
-use rusqlite::{Connection, OpenFlags, Rows, ToSql};
+use rusqlite::{Connection, OpenFlags};
 
 use crate::StoreError;
 use crate::db_errors::{Failure, classify_sqlite};
@@ -142,55 +142,7 @@ impl SyncReads {
     }
 }
 
-/// The first column of the first of `rows`, `None` when there is none
-/// (the rest are not read).
-pub(crate) fn first_column<T: FromSql>(rows: &mut Rows<'_>) -> Result<Option<T>, StoreError> {
-    rows.next()?.map(|row| Ok(row.get(0)?)).transpose()
-}
-
-/// Every one of `rows` (the driver's, on a write's connection), in
-/// order, each as `each` reads it, in room for `expected` made up front
-/// (values as large as a transaction are not moved again and again as
-/// the vector grows), up to [`MAX_RESERVED`].
-pub(crate) fn every_row<T>(
-    rows: &mut Rows<'_>,
-    expected: usize,
-    mut each: impl FnMut(&rusqlite::Row<'_>) -> Result<T, StoreError>,
-) -> Result<Vec<T>, StoreError> {
-    let mut out = Vec::with_capacity(expected.min(MAX_RESERVED));
-    while let Some(row) = rows.next()? {
-        out.push(each(row)?);
-    }
-    Ok(out)
-}
-
-/// Runs `sql` through the driver on `conn` (a write's connection, see
-/// [`crate::group_commit::WriteGate::write_here`]), `read` taking its rows.
-pub(crate) fn run<R>(
-    conn: &mut Connection,
-    sql: &Sql,
-    read: impl FnOnce(&mut Rows<'_>) -> Result<R, StoreError>,
-) -> Result<R, StoreError> {
-    let mut statement = conn.prepare_cached(&sql.text)?;
-    // `$n` is a named parameter to SQLite: bind each by its name, so the
-    // n-th value lands on `$n` wherever it stands in the text.
-    let mut name = String::with_capacity(8);
-    for (i, arg) in sql.args.iter().enumerate() {
-        use std::fmt::Write;
-        name.clear();
-        // Writing to a String cannot fail.
-        let _ = write!(name, "${}", i + 1);
-        let index = statement
-            .parameter_index(&name)?
-            .ok_or(rusqlite::Error::InvalidParameterName(name.clone()))?;
-        statement.raw_bind_parameter(index, ArgRef(arg))?;
-    }
-    read(&mut statement.raw_query())
-}
-
 /// An [`Arg`] as SQLite binds it: booleans as 0 and 1, like sqlx does.
-/// Both the driver's statements ([`ArgRef`]) and the readers' own bind
-/// this.
 fn arg_value(arg: &Arg) -> ValueRef<'_> {
     match arg {
         Arg::Text(text) | Arg::OptText(Some(text)) => ValueRef::Text(text.as_bytes()),
@@ -200,19 +152,32 @@ fn arg_value(arg: &Arg) -> ValueRef<'_> {
     }
 }
 
-/// An [`Arg`] as the driver binds it ([`arg_value`]).
-struct ArgRef<'a>(&'a Arg);
-
-impl ToSql for ArgRef<'_> {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(rusqlite::types::ToSqlOutput::Borrowed(arg_value(self.0)))
+/// Runs `sql` on `conn`, `read` taking its rows: for tests that look at
+/// how SQLite answers a query.
+#[cfg(test)]
+pub(crate) fn run<R>(
+    conn: &mut Connection,
+    sql: &Sql,
+    read: impl FnOnce(&mut rusqlite::Rows<'_>) -> Result<R, StoreError>,
+) -> Result<R, StoreError> {
+    let mut statement = conn.prepare_cached(&sql.text)?;
+    // `$n` is a named parameter to SQLite: bind each by its name, so the
+    // n-th value lands on `$n` wherever it stands in the text.
+    for (i, arg) in sql.args.iter().enumerate() {
+        let name = format!("${}", i + 1);
+        let index = statement
+            .parameter_index(&name)?
+            .ok_or(rusqlite::Error::InvalidParameterName(name))?;
+        statement.raw_bind_parameter(
+            index,
+            rusqlite::types::ToSqlOutput::Borrowed(arg_value(arg)),
+        )?;
     }
+    read(&mut statement.raw_query())
 }
 
 impl From<rusqlite::Error> for StoreError {
-    /// As [`From<sqlx::Error>`](StoreError): a running total's range
-    /// constraint refusing a write (run on the calling thread, see
-    /// [`crate::group_commit::WriteGate::write_here`]) names `amount`.
+    /// As [`From<sqlx::Error>`](StoreError).
     fn from(err: rusqlite::Error) -> Self {
         if let rusqlite::Error::SqliteFailure(failure, Some(message)) = &err
             && failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_CHECK

@@ -36,13 +36,27 @@ async fn healthz() -> AppJson<Health> {
 /// How long readiness waits for the database.
 const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Readiness: the database answers (within 2 s). 503
-/// `database_unavailable` with `Retry-After` while it does not; ready again
-/// as soon as it does, without a restart.
+/// Readiness: the database answers (within 2 s) and writes are moving.
+/// 503 `database_unavailable` with `Retry-After` while the database does
+/// not answer; 503 `writes_stuck` while one write has held the way into
+/// writes (SQLite's group commit gate) for longer than a request may run.
+/// Ready again as soon as both hold, without a restart.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = Health),
-        (status = 503, body = Problem, content_type = "application/problem+json")))]
+        (status = 503, description = "`database_unavailable` or `writes_stuck`", body = Problem, content_type = "application/problem+json")))]
 async fn readyz(State(state): State<AppState>) -> axum::response::Response {
+    if let Some(held) = state.store.write_turn()
+        && held > state.config.request_timeout
+    {
+        tracing::warn!(
+            held_ms = held.as_millis() as u64,
+            "readiness check failed: writes stuck"
+        );
+        return ApiError::WritesStuck {
+            held_s: held.as_secs(),
+        }
+        .into_response();
+    }
     let error = match tokio::time::timeout(READY_WITHIN, state.store.ping()).await {
         Ok(Ok(())) => return AppJson(Health { status: "ok" }).into_response(),
         Ok(Err(err)) => err.to_string(),

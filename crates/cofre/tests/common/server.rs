@@ -22,12 +22,38 @@ impl Server {
         receipts: &std::path::Path,
         extra: &[(&str, &str)],
     ) -> (Server, Option<String>) {
+        Self::start_command(
+            Command::new(env!("CARGO_BIN_EXE_cofre")),
+            url,
+            receipts,
+            extra,
+        )
+        .await
+    }
+
+    /// [`Server::start`], the process pinned to one core (`taskset`), as
+    /// on a one-core host: its threads take turns on that core.
+    pub async fn start_on_one_core(
+        url: &str,
+        receipts: &std::path::Path,
+        extra: &[(&str, &str)],
+    ) -> (Server, Option<String>) {
+        let mut command = Command::new("taskset");
+        command.args(["--cpu-list", "0", env!("CARGO_BIN_EXE_cofre")]);
+        Self::start_command(command, url, receipts, extra).await
+    }
+
+    async fn start_command(
+        mut command: Command,
+        url: &str,
+        receipts: &std::path::Path,
+        extra: &[(&str, &str)],
+    ) -> (Server, Option<String>) {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
         let base = format!("http://127.0.0.1:{port}");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_cofre"));
         command
             .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
             .env("COFRE_DATABASE_URL", url)
