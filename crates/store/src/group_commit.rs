@@ -43,24 +43,32 @@ type Outcome = Option<Result<(), String>>;
 pub(crate) struct WriteGate {
     pool: SqlitePool,
     batch: Arc<Mutex<Batch>>,
-    /// Writers waiting for the gate to start a write (members waiting for
-    /// their batch's commit are not counted).
-    waiting: AtomicUsize,
-    /// When the gate's holder took it, for readiness.
+    /// Who waits for the gate, and since when writes have not moved.
     turns: Arc<TurnClock>,
 }
 
-/// When the gate's current turn began: microseconds since `epoch`, plus
-/// one, so that 0 says nobody holds the gate.
+/// Since when writes have not moved: the start of the current turn, or of
+/// the first of a run of long turns with writers waiting between them (a
+/// lock held elsewhere makes each turn wait out the busy timeout and give
+/// up, and the next begins at once): microseconds since `epoch`, plus one,
+/// so that 0 says the gate is free or moving.
 struct TurnClock {
     epoch: Instant,
     held_since: AtomicU64,
+    /// Writers waiting for the gate to start a write (members waiting for
+    /// their batch's commit are not counted).
+    waiting: AtomicUsize,
 }
+
+/// A turn at least this long that leaves writers waiting does not count as
+/// the gate moving.
+const LONG_TURN: Duration = Duration::from_secs(1);
 
 /// The gate, held: the batch, as long as this value lives.
 struct Turn {
     batch: OwnedMutexGuard<Batch>,
     clock: Arc<TurnClock>,
+    began: Instant,
 }
 
 impl Deref for Turn {
@@ -79,8 +87,10 @@ impl DerefMut for Turn {
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        // Before the guard lets the next holder in, who sets it anew.
-        self.clock.held_since.store(0, Ordering::SeqCst);
+        // Before the guard lets the next holder in.
+        if self.began.elapsed() < LONG_TURN || self.clock.waiting.load(Ordering::SeqCst) == 0 {
+            self.clock.held_since.store(0, Ordering::SeqCst);
+        }
     }
 }
 
@@ -192,17 +202,17 @@ impl WriteGate {
         Arc::new(Self {
             pool,
             batch: Arc::new(Mutex::new(Batch::default())),
-            waiting: AtomicUsize::new(0),
             turns: Arc::new(TurnClock {
                 epoch: Instant::now(),
                 held_since: AtomicU64::new(0),
+                waiting: AtomicUsize::new(0),
             }),
         })
     }
 
     /// Takes the gate, waiting in line.
     async fn take(&self) -> Turn {
-        let _line = InLine::new(&self.waiting);
+        let _line = InLine::new(&self.turns.waiting);
         self.lock().await
     }
 
@@ -211,17 +221,21 @@ impl WriteGate {
         let batch = Arc::clone(&self.batch).lock_owned().await;
         let clock = &self.turns;
         let now = u64::try_from(clock.epoch.elapsed().as_micros()).unwrap_or(u64::MAX - 1);
-        clock.held_since.store(now + 1, Ordering::SeqCst);
+        // Kept when a run of long turns goes on.
+        let _ = clock
+            .held_since
+            .compare_exchange(0, now + 1, Ordering::SeqCst, Ordering::SeqCst);
         Turn {
             batch,
             clock: Arc::clone(clock),
+            began: Instant::now(),
         }
     }
 
-    /// How long the write holding the gate has held it; `None` when the
-    /// gate is free. A write holds it for one write's statements (or while
-    /// it waits for another connection's lock, up to the busy timeout), so
-    /// a turn much longer than a request's deadline means writes are stuck.
+    /// How long writes have not moved: the current turn, or a run of long
+    /// turns with writers waiting; `None` when the gate is free or moving.
+    /// A write holds the gate for one write's statements (or while it
+    /// waits for another connection's lock, up to the busy timeout).
     pub(crate) fn turn_so_far(&self) -> Option<Duration> {
         let since = self
             .turns
@@ -357,7 +371,7 @@ async fn release_and_join(gate: Arc<WriteGate>, mut batch: Turn) -> Result<(), S
 /// for the batch's end.
 async fn join(gate: Arc<WriteGate>, mut batch: Turn) -> Result<(), StoreError> {
     batch.members += 1;
-    if gate.waiting.load(Ordering::SeqCst) == 0 || batch.members >= MAX_BATCH {
+    if gate.turns.waiting.load(Ordering::SeqCst) == 0 || batch.members >= MAX_BATCH {
         return batch.finish(None).await;
     }
     let Some(mut ended) = batch.outcome.as_ref().map(watch::Sender::subscribe) else {
@@ -423,7 +437,7 @@ async fn settle(gate: Arc<WriteGate>, mut batch: Turn) {
             }
         }
         batch.outcome = None;
-    } else if gate.waiting.load(Ordering::SeqCst) == 0 {
+    } else if gate.turns.waiting.load(Ordering::SeqCst) == 0 {
         let _ = batch.finish(None).await;
     }
 }
