@@ -40,10 +40,10 @@ pub enum ApiError {
     /// The database does not answer or dropped the connection; nothing
     /// uncommitted was kept.
     DatabaseUnavailable,
-    /// Readiness: one write has held the way into writes for longer than
-    /// a request may run, so writes are not moving (reads may still be).
+    /// Readiness: writes have not moved through the way into the database
+    /// for longer than a request may run (reads may still be answered).
     WritesStuck {
-        held_s: u64,
+        stalled_s: u64,
     },
     /// Receipt storage (the directory or the bucket) failed or does not
     /// answer; no row points at a file that was not stored.
@@ -268,9 +268,9 @@ impl ApiError {
                  Retry-After (a write sent with a client `id` is safe to retry)"
                     .into()
             }
-            ApiError::WritesStuck { held_s } => format!(
-                "one write has held the way into the database for {held_s} s, longer than a \
-                 request may run: writes are not moving (reads may be)"
+            ApiError::WritesStuck { stalled_s } => format!(
+                "writes have not moved for {stalled_s} s, longer than a request may run \
+                 (reads may still be answered)"
             ),
             ApiError::StorageUnavailable => {
                 "receipt storage failed or does not answer; nothing was changed: retry after \

@@ -54,7 +54,7 @@ pub(crate) struct WriteGate {
 /// so that 0 says the gate is free or moving.
 struct TurnClock {
     epoch: Instant,
-    held_since: AtomicU64,
+    stalled_since: AtomicU64,
     /// Writers waiting for the gate to start a write (members waiting for
     /// their batch's commit are not counted).
     waiting: AtomicUsize,
@@ -89,7 +89,7 @@ impl Drop for Turn {
     fn drop(&mut self) {
         // Before the guard lets the next holder in.
         if self.began.elapsed() < LONG_TURN || self.clock.waiting.load(Ordering::SeqCst) == 0 {
-            self.clock.held_since.store(0, Ordering::SeqCst);
+            self.clock.stalled_since.store(0, Ordering::SeqCst);
         }
     }
 }
@@ -149,7 +149,7 @@ impl Batch {
             // Whatever state the connection is in, nothing of the batch
             // stays: roll back what SQLite did not already, then close it.
             let _ = sqlx::query("ROLLBACK").execute(&mut *held).await;
-            close(held).await;
+            let _ = held.close().await;
         }
         self.members = 0;
         if let Some(outcome) = self.outcome.take() {
@@ -192,11 +192,6 @@ impl Drop for InLine<'_> {
 /// A connection of the pool.
 type Held = PoolConnection<Sqlite>;
 
-/// Closes a connection whose state cannot be trusted.
-async fn close(held: Held) {
-    let _ = held.close().await;
-}
-
 impl WriteGate {
     pub(crate) fn new(pool: SqlitePool) -> Arc<Self> {
         Arc::new(Self {
@@ -204,7 +199,7 @@ impl WriteGate {
             batch: Arc::new(Mutex::new(Batch::default())),
             turns: Arc::new(TurnClock {
                 epoch: Instant::now(),
-                held_since: AtomicU64::new(0),
+                stalled_since: AtomicU64::new(0),
                 waiting: AtomicUsize::new(0),
             }),
         })
@@ -220,15 +215,18 @@ impl WriteGate {
     async fn lock(&self) -> Turn {
         let batch = Arc::clone(&self.batch).lock_owned().await;
         let clock = &self.turns;
-        let now = u64::try_from(clock.epoch.elapsed().as_micros()).unwrap_or(u64::MAX - 1);
+        let began = Instant::now();
+        let since =
+            u64::try_from(began.duration_since(clock.epoch).as_micros()).unwrap_or(u64::MAX - 1);
         // Kept when a run of long turns goes on.
-        let _ = clock
-            .held_since
-            .compare_exchange(0, now + 1, Ordering::SeqCst, Ordering::SeqCst);
+        let _ =
+            clock
+                .stalled_since
+                .compare_exchange(0, since + 1, Ordering::SeqCst, Ordering::SeqCst);
         Turn {
             batch,
             clock: Arc::clone(clock),
-            began: Instant::now(),
+            began,
         }
     }
 
@@ -236,10 +234,10 @@ impl WriteGate {
     /// turns with writers waiting; `None` when the gate is free or moving.
     /// A write holds the gate for one write's statements (or while it
     /// waits for another connection's lock, up to the busy timeout).
-    pub(crate) fn turn_so_far(&self) -> Option<Duration> {
+    pub(crate) fn stalled_for(&self) -> Option<Duration> {
         let since = self
             .turns
-            .held_since
+            .stalled_since
             .load(Ordering::SeqCst)
             .checked_sub(1)?;
         Some(
@@ -433,7 +431,7 @@ async fn settle(gate: Arc<WriteGate>, mut batch: Turn) {
             if sqlx::query("ROLLBACK").execute(&mut *held).await.is_ok() {
                 batch.spare = Some(held);
             } else {
-                close(held).await;
+                let _ = held.close().await;
             }
         }
         batch.outcome = None;

@@ -403,12 +403,13 @@ impl PageStamps {
 pub trait Store: Send + Sync + 'static {
     /// Cheap round trip for readiness checks.
     async fn ping(&self) -> StoreResult<()>;
-    /// How long the write now holding the one way into writes has held it
-    /// (SQLite's group commit gate); `None` while it is free, and on
+    /// How long writes have not moved through the one way into them
+    /// (SQLite's group commit gate: a turn, or a run of long turns with
+    /// writers waiting); `None` while it is free or moving, and on
     /// PostgreSQL, whose writes wait in the database (where `ping` sees a
-    /// pool they have used up). Readiness reports writes as stuck when a
-    /// turn outlasts a request's deadline.
-    fn write_turn(&self) -> Option<std::time::Duration>;
+    /// pool they have used up). Readiness reports writes as stuck when
+    /// this outlasts a request's deadline.
+    fn write_stall(&self) -> Option<std::time::Duration>;
     /// Writes a consistent copy of the whole database to `to` (a new
     /// file) while the server keeps running: SQLite only (Unsupported on
     /// PostgreSQL, whose tool is pg_dump).

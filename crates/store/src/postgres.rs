@@ -58,7 +58,7 @@ struct Writes {
 
 impl Writes {
     /// Writes wait in the database, not in a gate of this process.
-    fn turn(&self) -> Option<std::time::Duration> {
+    fn stall(&self) -> Option<std::time::Duration> {
         None
     }
 

@@ -432,8 +432,8 @@ impl Store for SqlStore {
         Ok(())
     }
 
-    fn write_turn(&self) -> Option<std::time::Duration> {
-        self.writes.turn()
+    fn write_stall(&self) -> Option<std::time::Duration> {
+        self.writes.stall()
     }
 
     async fn backup(&self, to: &std::path::Path) -> StoreResult<()> {

@@ -37,8 +37,8 @@ impl Writes {
         self.0.begin().await
     }
 
-    fn turn(&self) -> Option<Duration> {
-        self.0.turn_so_far()
+    fn stall(&self) -> Option<Duration> {
+        self.0.stalled_for()
     }
 
     /// Keys are not recalled here: reading one afresh is an in-process

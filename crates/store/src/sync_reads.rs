@@ -177,14 +177,9 @@ pub(crate) fn run<R>(
 }
 
 impl From<rusqlite::Error> for StoreError {
-    /// As [`From<sqlx::Error>`](StoreError).
+    /// As [`From<sqlx::Error>`](StoreError), for reads (which no
+    /// constraint refuses).
     fn from(err: rusqlite::Error) -> Self {
-        if let rusqlite::Error::SqliteFailure(failure, Some(message)) = &err
-            && failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_CHECK
-            && crate::names_total_constraint(message)
-        {
-            return crate::total_refused();
-        }
         match classify_sqlite(&err) {
             Failure::Unavailable => StoreError::Unavailable(err.to_string()),
             _ => StoreError::Database(sqlx::Error::AnyDriverError(Box::new(err))),

@@ -38,22 +38,22 @@ const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Readiness: the database answers (within 2 s) and writes are moving.
 /// 503 `database_unavailable` with `Retry-After` while the database does
-/// not answer; 503 `writes_stuck` while one write has held the way into
-/// writes (SQLite's group commit gate) for longer than a request may run.
+/// not answer; 503 `writes_stuck` while writes have not moved through
+/// SQLite's group commit gate for longer than a request may run.
 /// Ready again as soon as both hold, without a restart.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = Health),
         (status = 503, description = "`database_unavailable` or `writes_stuck`", body = Problem, content_type = "application/problem+json")))]
 async fn readyz(State(state): State<AppState>) -> axum::response::Response {
-    if let Some(held) = state.store.write_turn()
-        && held > state.config.request_timeout
+    if let Some(stalled) = state.store.write_stall()
+        && stalled > state.config.request_timeout
     {
         tracing::warn!(
-            held_ms = held.as_millis() as u64,
+            stalled_ms = stalled.as_millis() as u64,
             "readiness check failed: writes stuck"
         );
         return ApiError::WritesStuck {
-            held_s: held.as_secs(),
+            stalled_s: stalled.as_secs(),
         }
         .into_response();
     }
