@@ -160,7 +160,9 @@ async fn stored_ids(api: &Api) -> HashMap<String, usize> {
     ids
 }
 
-async fn start(url: &str, receipts: &std::path::Path) -> (Server, Api) {
+/// The server on one core with a short deadline, a client with the first
+/// key, and a bank account.
+async fn start(url: &str, receipts: &std::path::Path) -> (Server, Api, String) {
     let deadline = DEADLINE_S.to_string();
     let settings = [
         ("COFRE_WORKERS", "1"),
@@ -173,12 +175,6 @@ async fn start(url: &str, receipts: &std::path::Path) -> (Server, Api) {
         base: server.base.clone(),
         key: key.expect("the first start prints a key"),
     };
-    (server, api)
-}
-
-async fn writes_stay_live(database: Database, url: String) {
-    let receipts = tempfile::tempdir().expect("receipts");
-    let (server, api) = start(&url, receipts.path()).await;
     let account = api
         .create(
             "/v1/accounts",
@@ -186,6 +182,12 @@ async fn writes_stay_live(database: Database, url: String) {
             "/id",
         )
         .await;
+    (server, api, account)
+}
+
+async fn writes_stay_live(database: Database, url: String) {
+    let receipts = tempfile::tempdir().expect("receipts");
+    let (server, api, account) = start(&url, receipts.path()).await;
     let category = api
         .create("/v1/categories", json!({"title": "Mercado"}), "/id")
         .await;
@@ -291,14 +293,7 @@ async fn postgres_writes_stay_live_under_64_writers_on_one_worker() {
 async fn readiness_fails_while_writes_are_stuck_and_recovers() {
     let (database, url) = Database::sqlite().await;
     let receipts = tempfile::tempdir().expect("receipts");
-    let (server, api) = start(&url, receipts.path()).await;
-    let account = api
-        .create(
-            "/v1/accounts",
-            json!({"type": "BANK", "title": "Conta"}),
-            "/id",
-        )
-        .await;
+    let (server, api, account) = start(&url, receipts.path()).await;
     let ready = || async {
         let answer = api
             .http
