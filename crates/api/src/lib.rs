@@ -21,6 +21,7 @@ pub mod reports;
 mod request_metrics;
 pub mod retry;
 mod routes;
+mod unread_body;
 
 pub use routes::export::{CSV_COLUMNS, ExportFormat, start as start_export};
 
@@ -241,15 +242,19 @@ async fn v1_request(v1: Arc<V1State>, req: Request, next: Next) -> Response {
     .await
 }
 
-/// Runs a request [`within_deadline`] and counts it in the metrics (its
-/// answer and how long it took, a cut-off one included): one middleware
-/// for both, as each layer costs every request a boxed call.
+/// Runs a request [`within_deadline`], counts it in the metrics (its
+/// answer and how long it took, a cut-off one included) and closes the
+/// connection after an answer that left the body unread
+/// ([`unread_body`]): one middleware for the three, as each layer costs
+/// every request a boxed call.
 async fn measured_within_deadline(deadline: Duration, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = method_label(req.method());
     // The route's path is shared with the router (a reference count).
     let route = req.extensions().get::<MatchedPath>().cloned();
-    let response = within_deadline(deadline, next.run(req)).await;
+    let (req, body) = unread_body::watch(req);
+    let mut response = within_deadline(deadline, next.run(req)).await;
+    body.close_if_unread(&mut response);
     request_metrics::record(
         method,
         route.as_ref().map_or("unmatched", MatchedPath::as_str),
