@@ -96,7 +96,124 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     })?;
     de.end()
         .map_err(|e| ApiError::field("body", format!("malformed JSON: {e}")))?;
+    // serde keeps the last of a key given twice (or refuses it, by the
+    // type): for money, an ambiguous body is refused whole.
+    if let Some(path) = first_repeated_key(bytes) {
+        return Err(ApiError::field(
+            path,
+            "is given more than once in its object; send each field once",
+        ));
+    }
     Ok(value)
+}
+
+/// One step down a JSON document: a key of an object, or an index.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The path (`amount`, `transactions[2].tag_ids`) of the first key that
+/// an object of `bytes`, a well-formed JSON document, gives twice.
+fn first_repeated_key(bytes: &[u8]) -> Option<String> {
+    let mut path = Vec::new();
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    serde::de::DeserializeSeed::deserialize(Repeated { path: &mut path }, &mut de)
+        .ok()
+        .flatten()
+}
+
+/// Walks a value for [`first_repeated_key`], `path` leading to it.
+struct Repeated<'a> {
+    path: &'a mut Vec<Step>,
+}
+
+impl Repeated<'_> {
+    fn written(&self) -> String {
+        let mut out = String::new();
+        for step in self.path.iter() {
+            match step {
+                Step::Key(key) if out.is_empty() => out.push_str(key),
+                Step::Key(key) => {
+                    out.push('.');
+                    out.push_str(key);
+                }
+                Step::Index(i) => out.push_str(&format!("[{i}]")),
+            }
+        }
+        out
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Repeated<'_> {
+    type Value = Option<String>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Repeated<'_> {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        // Bounded by the document: one step an element.
+        for i in 0.. {
+            self.path.push(Step::Index(i));
+            let inner = seq.next_element_seed(Repeated { path: self.path });
+            self.path.pop();
+            match inner? {
+                Some(inner) => found = found.or(inner),
+                None => break,
+            }
+        }
+        Ok(found)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        let mut found = None;
+        while let Some(key) = map.next_key::<String>()? {
+            let repeated = !seen.insert(key.clone());
+            self.path.push(Step::Key(key));
+            if repeated && found.is_none() {
+                found = Some(self.written());
+            }
+            let inner = map.next_value_seed(Repeated { path: self.path });
+            self.path.pop();
+            found = found.or(inner?);
+        }
+        Ok(found)
+    }
 }
 
 impl<S, T> FromRequest<S> for AppJson<T>
@@ -245,6 +362,45 @@ mod tests {
     use super::*;
     use cofre_domain::FieldError;
     use serde::Deserialize;
+
+    #[test]
+    fn a_key_given_twice_is_found_where_it_stands() {
+        let repeated = |text: &str| first_repeated_key(text.as_bytes());
+        assert_eq!(
+            repeated(r#"{"amount": 10.00, "amount": 99.00}"#).as_deref(),
+            Some("amount")
+        );
+        assert_eq!(
+            repeated(
+                r#"{"ids": ["a"], "set": {"hide_from_results": true, "hide_from_results": false}}"#
+            )
+            .as_deref(),
+            Some("set.hide_from_results")
+        );
+        assert_eq!(
+            repeated(r#"{"rows": [{"a": 1}, {"a": 1, "b": [], "a": 2}]}"#).as_deref(),
+            Some("rows[1].a")
+        );
+        // Escapes are read: "\u0061" is "a".
+        assert_eq!(repeated(r#"{"a": 1, "\u0061": 2}"#).as_deref(), Some("a"));
+        // The same key in two objects, or a value repeated, is fine.
+        assert_eq!(
+            repeated(r#"{"a": {"x": 1}, "b": {"x": 1}, "c": [1, 1]}"#),
+            None
+        );
+        assert_eq!(repeated(r#"{}"#), None);
+    }
+
+    #[test]
+    fn a_body_with_a_key_given_twice_is_refused_naming_it() {
+        let err = parse_json::<Body>(br#"{"title": "x", "title": "y"}"#).unwrap_err();
+        match err {
+            ApiError::Validation(list) => {
+                assert_eq!(list[0].field, "title", "{list:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]

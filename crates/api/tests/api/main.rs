@@ -15,6 +15,7 @@ mod categories;
 mod concurrency;
 mod deadline;
 mod demo;
+mod duplicate_keys;
 mod export;
 mod hostile;
 mod kept_pages;
