@@ -154,7 +154,12 @@ async fn a_key_given_twice_is_refused_everywhere(backend: Backend) {
         "{titles:?}"
     );
     let stored = app.get(&format!("/v1/budgets/{budget}")).await;
-    assert_eq!(stored.ok(200)["amount"].as_f64(), Some(500.0), "{}", stored.text);
+    assert_eq!(
+        stored.ok(200)["amount"].as_f64(),
+        Some(500.0),
+        "{}",
+        stored.text
+    );
     let tags = app.get("/v1/tags").await;
     assert!(
         !tags.text.contains("\"A\"") && !tags.text.contains("\"B\""),
