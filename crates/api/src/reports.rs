@@ -285,6 +285,21 @@ pub async fn budgets_status(
             );
         }
     }
+    // A projected entry dated before today (an installment, an occurrence
+    // of a rule) has happened, stored or not: spent, not still to come.
+    let last = month.day(1).last_of_month();
+    if let Ok(yesterday) = today.yesterday()
+        && first.day(1) <= yesterday
+    {
+        let happened = store
+            .projected_totals(user, first.day(1), yesterday.min(last))
+            .await?;
+        for t in happened.as_ref().as_ref().ok_or_else(too_many)? {
+            if t.status != TxStatus::Posted {
+                spending.settle(t.month, t.category_id, t.tx_type, t.amount);
+            }
+        }
+    }
     let visible = if active.is_empty() {
         Arc::default()
     } else {

@@ -310,8 +310,9 @@ fn reshape_limits(
 }
 
 /// What a set of categories spent and has still to come in a month:
-/// DEBITs minus CREDITs (refunds), POSTED rows in `spent`, PENDING rows
-/// and projections in `committed`.
+/// DEBITs minus CREDITs (refunds), POSTED rows and projections dated
+/// before today in `spent`, PENDING rows and projections from today on in
+/// `committed`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
     pub spent: Money,
@@ -376,6 +377,21 @@ impl Spending {
             .entry(category)
             .or_default();
         *slot = slot.plus(usage);
+    }
+
+    /// Moves an amount of one type, added as not posted, from `committed`
+    /// to `spent`: a projected entry dated before today has happened,
+    /// whether or not it was ever stored.
+    pub fn settle(
+        &mut self,
+        month: BillMonth,
+        category: Option<CategoryId>,
+        tx_type: TxType,
+        amount: Money,
+    ) {
+        self.add(month, category, tx_type, true, amount);
+        let undo = Money::from_cents(amount.cents().saturating_neg());
+        self.add(month, category, tx_type, false, undo);
     }
 
     /// Each category's usage in `month`.
@@ -679,6 +695,25 @@ mod tests {
         let mar = month_status(&b, month("2026-03"), usage, 80).unwrap();
         assert_eq!(mar.rollover_in, money(3_000));
         assert_eq!(mar.available, money(13_000));
+    }
+
+    #[test]
+    fn a_settled_amount_moves_from_committed_to_spent() {
+        let food = CategoryId::new();
+        let m = month("2026-10");
+        let set: HashSet<CategoryId> = [food].into_iter().collect();
+        let mut s = Spending::default();
+        s.add(m, Some(food), TxType::Debit, false, money(3_333));
+        s.add(m, Some(food), TxType::Credit, false, money(1_000));
+        s.settle(m, Some(food), TxType::Debit, money(3_333));
+        s.settle(m, Some(food), TxType::Credit, money(1_000));
+        assert_eq!(
+            s.usage(m, &set),
+            Usage {
+                spent: money(2_333),
+                committed: Money::ZERO,
+            }
+        );
     }
 
     #[test]

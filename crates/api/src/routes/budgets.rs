@@ -300,11 +300,12 @@ pub struct BudgetStatusBody {
     /// limit + rollover_in.
     pub available: JsonMoney,
     /// POSTED DEBITs minus refund CREDITs of the month in the categories,
-    /// card purchases in the month they were made; no transfers, bill
-    /// payments or hidden rows.
+    /// card purchases in the month they were made, and projected
+    /// recurrences and installments dated before today (they have
+    /// happened); no transfers, bill payments or hidden rows.
     pub spent: JsonMoney,
-    /// The same for entries not POSTED yet: PENDING rows and projected
-    /// recurrences and installments dated in the month.
+    /// The same for what is still to come: PENDING rows and projected
+    /// recurrences and installments dated today or later in the month.
     pub committed: JsonMoney,
     /// available - spent - committed.
     pub remaining: JsonMoney,

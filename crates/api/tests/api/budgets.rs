@@ -357,8 +357,9 @@ async fn installments_count_in_their_own_months(backend: Backend) {
         (cents(&r["spent"]), cents(&r["committed"]))
     };
     assert_eq!(figures(&status(&app, "2026-10").await), (10_000, 0));
-    // November: the second installment is still projected (committed).
-    assert_eq!(figures(&status(&app, "2026-11").await), (5_000, 10_000));
+    // November: the second installment (projected, dated the 20th, before
+    // today, the 22nd) has happened: spent, not still to come.
+    assert_eq!(figures(&status(&app, "2026-11").await), (15_000, 0));
     assert_eq!(figures(&status(&app, "2026-12").await), (0, 10_000));
     let november = status(&app, "2026-11").await;
     let r = row(&november, &id);
@@ -374,8 +375,63 @@ async fn installments_count_in_their_own_months(backend: Backend) {
     .await
     .ok(200);
     let november = status(&app, "2026-11").await;
-    assert_eq!(figures(&november), (0, 10_000));
+    assert_eq!(figures(&november), (10_000, 0));
     assert_eq!(cents(&november["unbudgeted"]["spent"]), 5_000);
+}
+
+/// `committed` is what is still to come: a projected entry (an
+/// installment, an occurrence of a rule) dated before today is spent in
+/// its month, stored or not; from today on it is committed. Today is
+/// 2026-11-22.
+async fn projected_entries_before_today_are_spent(backend: Backend) {
+    let (app, bank, card, id) = food_budget_with_accounts(backend).await;
+    // 100.00 in 3 installments from 2026-09-05: 33.34 on Sep 5 (stored,
+    // with the cent left over), 33.33 on Oct 5 and Nov 5 (projected).
+    app.tx(
+        json!({"account_id": card, "type": "DEBIT", "amount": 100, "description": "Panelas",
+        "date": "2026-09-05", "category_id": ALIMENTACAO, "installments": {"count": 3}}),
+    )
+    .await;
+    // 60.00 in 2 from 2026-10-30: Oct 30 (stored), Nov 30 (after today).
+    app.tx(
+        json!({"account_id": card, "type": "DEBIT", "amount": 60, "description": "Forno",
+        "date": "2026-10-30", "category_id": ALIMENTACAO, "installments": {"count": 2}}),
+    )
+    .await;
+    // A monthly 10.00 from 2026-11-10: Nov 10 before today, Dec 10 after.
+    app.tx(
+        json!({"account_id": bank, "type": "DEBIT", "amount": 10, "description": "Feira",
+        "date": "2026-11-10", "category_id": ALIMENTACAO,
+        "recurrence": {"frequency": "MONTHLY", "count": 2}}),
+    )
+    .await;
+    let figures = |s: &Value| {
+        let r = row(s, &id);
+        (cents(&r["spent"]), cents(&r["committed"]))
+    };
+    // A past month: its installment happened.
+    assert_eq!(figures(&status(&app, "2026-10").await), (3_333 + 3_000, 0));
+    // This month: Nov 5 and Nov 10 happened; Nov 30 is still to come.
+    assert_eq!(
+        figures(&status(&app, "2026-11").await),
+        (3_333 + 1_000, 3_000)
+    );
+    // A future month: all still to come.
+    assert_eq!(figures(&status(&app, "2026-12").await), (0, 1_000));
+    // What the month's ledger lists in the category is spent + committed.
+    let listed: i64 = app
+        .all_pages(
+            &format!("view=ledger&from=2026-11-01&to=2026-11-30&category_id={ALIMENTACAO}"),
+            100,
+        )
+        .await
+        .iter()
+        .map(|t| (t["amount"].as_f64().expect("amount") * 100.0).round() as i64)
+        .sum();
+    assert_eq!(listed, 3_333 + 1_000 + 3_000);
+    // The overview counts the same month's figures.
+    let overview = app.get("/v1/overview").await;
+    assert_eq!(overview.ok(200)["budgets"]["count"], json!(1));
 }
 
 /// A bank account, and a budget of 100.00 a month for Mercado from
@@ -486,6 +542,7 @@ on_both_backends!(
     bad_budgets_are_refused_field_by_field,
     one_budget_per_category_and_month,
     installments_count_in_their_own_months,
+    projected_entries_before_today_are_spent,
     rollover_and_the_warning_threshold,
     new_rules_and_plans_show_in_the_next_status,
 );
