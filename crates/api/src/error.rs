@@ -48,6 +48,12 @@ pub enum ApiError {
     /// Receipt storage (the directory or the bucket) failed or does not
     /// answer; no row points at a file that was not stored.
     StorageUnavailable,
+    /// The request line's URI is longer than the HTTP layer reads.
+    UriTooLong,
+    /// More headers, or longer ones, than the HTTP layer reads.
+    HeadersTooLarge,
+    /// A request line or header the HTTP layer could not read.
+    MalformedRequest,
     /// The user has the most of something a user may have.
     LimitReached {
         what: &'static str,
@@ -179,6 +185,17 @@ impl ApiError {
                 "database_unavailable",
                 "Database unavailable",
             ),
+            ApiError::UriTooLong => (StatusCode::URI_TOO_LONG, "uri_too_long", "URI too long"),
+            ApiError::HeadersTooLarge => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "headers_too_large",
+                "Request headers too large",
+            ),
+            ApiError::MalformedRequest => (
+                StatusCode::BAD_REQUEST,
+                "malformed_request",
+                "Malformed request",
+            ),
             ApiError::WritesStuck { .. } => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "writes_stuck",
@@ -268,6 +285,15 @@ impl ApiError {
                  Retry-After (a write sent with a client `id` is safe to retry)"
                     .into()
             }
+            ApiError::UriTooLong => "the path and query are longer than 65,534 bytes: send \
+                 fewer or shorter query parameters; nothing was done"
+                .into(),
+            ApiError::HeadersTooLarge => "more than 100 headers, or longer headers than the \
+                 server reads (about 400 KB in all): send fewer or shorter ones; nothing was done"
+                .into(),
+            ApiError::MalformedRequest => "the request line or a header is not readable \
+                 HTTP/1.1; nothing was done"
+                .into(),
             ApiError::WritesStuck { stalled_s } => format!(
                 "writes have not moved for {stalled_s} s, longer than a request may run \
                  (reads may still be answered)"
@@ -401,3 +427,19 @@ impl From<StoreError> for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// The reason phrase and problem document (JSON) of a request the HTTP
+/// layer refused before routing it, by its `status` (414, 431, else 400):
+/// the server sends them in place of the HTTP layer's empty answer.
+pub fn refused_head(status: u16) -> (&'static str, Vec<u8>) {
+    let error = match status {
+        414 => ApiError::UriTooLong,
+        431 => ApiError::HeadersTooLarge,
+        _ => ApiError::MalformedRequest,
+    };
+    let (status, problem) = error.into_problem();
+    (
+        status.canonical_reason().unwrap_or(""),
+        serde_json::to_vec(&problem).unwrap_or_default(),
+    )
+}

@@ -6,6 +6,7 @@ mod demo;
 mod export;
 mod import;
 mod log_fields;
+mod refused_heads;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -473,6 +474,7 @@ async fn serve(
     // client that does not keep its connection open paid on every request.
     // The router is whole already (its state given), so each connection
     // now shares it.
+    let listener = refused_heads::Listener(listener);
     let server = axum::serve(listener, cofre_api::router(state).into_make_service())
         .with_graceful_shutdown(async move {
             shutdown_signal().await;

@@ -3,7 +3,10 @@
 //! limit) says `Connection: close`, since the server then closes the
 //! connection, and a client that reused it would lose its next request;
 //! an answer to a request read whole keeps the connection for the next.
-//! Over raw HTTP/1.1 to the real binary, on SQLite and on PostgreSQL.
+//! Heads the HTTP layer refuses (a URI past 65,534 bytes, too many or too
+//! long headers, a line it cannot read) are answered with problem
+//! documents too. Over raw HTTP/1.1 to the real binary, on SQLite and on
+//! PostgreSQL.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -57,7 +60,7 @@ async fn post(conn: &mut BufReader<TcpStream>, key: &str, path: &str, body: &[u8
     stream.write_all(&body[..sent]).await.expect("send body");
 }
 
-async fn connections_close_only_after_an_unread_body(database: Database, url: String) {
+async fn connections_and_refused_heads(database: Database, url: String) {
     let receipts = tempfile::tempdir().expect("receipts");
     let (server, key) = Server::start(&url, receipts.path(), &[]).await;
     let key = key.expect("key");
@@ -100,19 +103,71 @@ async fn connections_close_only_after_an_unread_body(database: Database, url: St
         let problem: serde_json::Value = serde_json::from_slice(&body).expect("a problem");
         assert_eq!(problem["status"], 413, "{problem}");
     }
+
+    // Heads refused before any route: the status, a problem document
+    // naming the problem, and the connection closed.
+    let many: String = (0..150).map(|i| format!("X-Header-{i}: v\r\n")).collect();
+    let long = format!("X-Long: {}\r\n", "b".repeat(500_000));
+    let refused = [
+        (
+            format!(
+                "GET /v1/me?q={} HTTP/1.1\r\nHost: cofre\r\n\r\n",
+                "a".repeat(100_000)
+            ),
+            414,
+            "uri_too_long",
+        ),
+        (
+            format!("GET /v1/me HTTP/1.1\r\nHost: cofre\r\n{many}\r\n"),
+            431,
+            "headers_too_large",
+        ),
+        (
+            format!("GET /v1/me HTTP/1.1\r\nHost: cofre\r\n{long}\r\n"),
+            431,
+            "headers_too_large",
+        ),
+        (
+            "GET /v1/me HTTP/1.1\r\nHost cofre\r\n\r\n".to_owned(),
+            400,
+            "malformed_request",
+        ),
+    ];
+    for (request, status, code) in refused {
+        let mut conn = connect().await;
+        conn.get_mut()
+            .write_all(request.as_bytes())
+            .await
+            .expect("send");
+        let (got, headers, body) = answer(&mut conn).await;
+        assert_eq!(got, status, "{}", String::from_utf8_lossy(&body));
+        assert_eq!(
+            headers.get("content-type").map(String::as_str),
+            Some("application/problem+json"),
+            "{headers:?}"
+        );
+        assert_eq!(headers.get("connection").map(String::as_str), Some("close"));
+        let problem: serde_json::Value = serde_json::from_slice(&body).expect("a problem");
+        assert_eq!(problem["status"], status, "{problem}");
+        assert_eq!(problem["code"], code, "{problem}");
+    }
+    // The server goes on serving.
+    let mut conn = connect().await;
+    post(&mut conn, &key, "/v1/accounts", account, account.len()).await;
+    assert_eq!(answer(&mut conn).await.0, 201);
     server.kill();
     database.drop_it().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_connections_close_only_after_an_unread_body() {
+async fn sqlite_connections_and_refused_heads() {
     let (database, url) = Database::sqlite().await;
-    connections_close_only_after_an_unread_body(database, url).await;
+    connections_and_refused_heads(database, url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_connections_close_only_after_an_unread_body() {
+async fn postgres_connections_and_refused_heads() {
     if let Some((database, url)) = Database::postgres().await {
-        connections_close_only_after_an_unread_body(database, url).await;
+        connections_and_refused_heads(database, url).await;
     }
 }

@@ -58,9 +58,15 @@ pub enum CommonErrors {
     /// GET, `write` for everything else).
     #[response(status = 403, content_type = "application/problem+json")]
     Forbidden(Problem),
+    /// `uri_too_long`: the path and query are longer than 65,534 bytes.
+    #[response(status = 414, content_type = "application/problem+json")]
+    UriTooLong(Problem),
     /// Rate limit exceeded; see `Retry-After`.
     #[response(status = 429, content_type = "application/problem+json")]
     RateLimited(Problem),
+    /// `headers_too_large`: more than 100 headers, or about 400 KB of them.
+    #[response(status = 431, content_type = "application/problem+json")]
+    HeadersTooLarge(Problem),
     /// Unexpected error; details are logged, never shown.
     #[response(status = 500, content_type = "application/problem+json")]
     Internal(Problem),
