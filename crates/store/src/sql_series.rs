@@ -667,8 +667,12 @@ impl SqlStore {
             .fetch_optional(&mut *tx)
             .await?;
         if let Some(row) = existing {
+            let value = rule_from_row(&row)?;
+            // Answered once what it found is on disk (see the replay of
+            // a creation).
+            tx.commit().await?;
             return Ok(Created {
-                value: rule_from_row(&row)?,
+                value,
                 deduped: true,
             });
         }

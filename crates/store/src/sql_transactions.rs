@@ -31,6 +31,10 @@ impl SqlStore {
             let value = fetch_transaction(&mut tx, user, new.id)
                 .await?
                 .ok_or(StoreError::NotFound)?;
+            // What the replay found may be a write of the same group
+            // commit batch, not on disk yet: it is answered once that
+            // batch is, like the write that stored it.
+            tx.commit().await?;
             return Ok(Created {
                 value,
                 deduped: true,
