@@ -5,8 +5,8 @@
 //! scheduler). The store's short reads outside a write (a row, a page, a
 //! version) run here instead: a connection is taken from a small set of
 //! idle ones, the statement runs to completion without yielding, and the
-//! connection goes back. The statements are the readers' own
-//! ([`prepared`]), read a value at a time straight from SQLite.
+//! connection goes back. Each connection keeps its prepared statements
+//! ([`prepared`]).
 //!
 //! What a read sees is what any other connection to the file sees: every
 //! write committed before it started, from any process (WAL readers never
@@ -161,18 +161,7 @@ pub(crate) fn run<R>(
     read: impl FnOnce(&mut rusqlite::Rows<'_>) -> Result<R, StoreError>,
 ) -> Result<R, StoreError> {
     let mut statement = conn.prepare_cached(&sql.text)?;
-    // `$n` is a named parameter to SQLite: bind each by its name, so the
-    // n-th value lands on `$n` wherever it stands in the text.
-    for (i, arg) in sql.args.iter().enumerate() {
-        let name = format!("${}", i + 1);
-        let index = statement
-            .parameter_index(&name)?
-            .ok_or(rusqlite::Error::InvalidParameterName(name))?;
-        statement.raw_bind_parameter(
-            index,
-            rusqlite::types::ToSqlOutput::Borrowed(arg_value(arg)),
-        )?;
-    }
+    prepared::bind(&mut statement, &sql.args)?;
     read(&mut statement.raw_query())
 }
 
