@@ -58,6 +58,10 @@ impl WalWatch {
                 OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
             .ok()?;
+            // No busy handler (the driver's default waits 5 s): this runs
+            // on a thread of the async runtime, and a busy database means
+            // no stamp this time, not a wait.
+            opened.busy_timeout(std::time::Duration::ZERO).ok()?;
             *conn = Some(opened);
         }
         let conn = conn.as_ref()?;

@@ -126,11 +126,11 @@ impl Reads {
 
     /// Rows read column by column: never here (the caller reads them as
     /// one JSON page, one round trip).
-    fn entries(
+    async fn entries(
         &self,
         _query: &Sql,
         _expected: usize,
-        _keep: impl FnMut(&Transaction) -> bool,
+        _keep: impl FnMut(&Transaction) -> bool + Send,
     ) -> Option<StoreResult<(Vec<Transaction>, bool)>> {
         None
     }

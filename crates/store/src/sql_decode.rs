@@ -297,7 +297,7 @@ impl SqlStore {
         expected: usize,
         mut keep: impl FnMut(&Transaction) -> bool + Send,
     ) -> StoreResult<(Vec<Transaction>, bool)> {
-        if let Some(rows) = self.reads.entries(&query, expected, &mut keep) {
+        if let Some(rows) = self.reads.entries(&query, expected, &mut keep).await {
             return rows;
         }
         let mut rows = decode_entries(&self.read_array(entries_page(&query)).await?)?;

@@ -74,7 +74,7 @@ impl Reads {
     /// The first column of the one row `sql` answers, as text.
     async fn text(&self, sql: Sql) -> Result<Option<String>, crate::StoreError> {
         match self {
-            Reads::Thread(reads) => reads.one(&sql),
+            Reads::Thread(reads) => reads.one(&sql).await,
             Reads::Pool(pool) => pool_one(pool, sql).await,
         }
     }
@@ -82,7 +82,7 @@ impl Reads {
     /// The first column of the one row `sql` answers, as a number.
     async fn int(&self, sql: Sql) -> Result<Option<i64>, crate::StoreError> {
         match self {
-            Reads::Thread(reads) => reads.one(&sql),
+            Reads::Thread(reads) => reads.one(&sql).await,
             Reads::Pool(pool) => pool_one(pool, sql).await,
         }
     }
@@ -93,19 +93,23 @@ impl Reads {
     /// read, up to the first that `keep` refuses (the rest are not read;
     /// true beside the rows when one was refused); `None` where reads go
     /// through the pool (the caller reads them as one JSON page instead).
-    fn entries(
+    async fn entries(
         &self,
         query: &Sql,
         expected: usize,
-        keep: impl FnMut(&Transaction) -> bool,
+        keep: impl FnMut(&Transaction) -> bool + Send,
     ) -> Option<StoreResult<(Vec<Transaction>, bool)>> {
         match self {
-            Reads::Thread(reads) => Some(reads.rows_while(
-                query,
-                expected,
-                |row| RawTx::from_row(row)?.into_transaction(),
-                keep,
-            )),
+            Reads::Thread(reads) => Some(
+                reads
+                    .rows_while(
+                        query,
+                        expected,
+                        |row| RawTx::from_row(row)?.into_transaction(),
+                        keep,
+                    )
+                    .await,
+            ),
             Reads::Pool(_) => None,
         }
     }

@@ -13,10 +13,20 @@
 //! wait for writers). Writes and long reads stay on sqlx, so a read here
 //! holds its thread for one bounded statement (a point read, a page of at
 //! most a hundred rows, a few dozen totals).
+//!
+//! A read never waits for a lock on its thread: the thread is one of the
+//! async runtime's, and a wait there would stall every request it serves.
+//! The readers' connections have no busy handler, so a read SQLite cannot
+//! start at once (a connection holding the file exclusively, a checkpoint
+//! restarting the WAL) fails at once with `SQLITE_BUSY`; it is then tried
+//! again after an async pause, until the request's deadline (or, outside
+//! a request, the busy timeout) would pass, and answered as unavailable
+//! after. A read is tried again only when it failed before giving its
+//! caller a row, so nothing the caller saw is seen twice.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::types::{FromSql, ValueRef};
 use rusqlite::{Connection, OpenFlags};
@@ -52,6 +62,11 @@ const PAGE_CACHE_KIB: i64 = 8 * 1024;
 /// of the API holds at most a hundred.
 const MAX_RESERVED: usize = 128;
 
+/// The first pause before a busy read is tried again, doubled after each
+/// try up to [`LONGEST_PAUSE`] (SQLite's own busy handler waits alike).
+const FIRST_PAUSE: Duration = Duration::from_millis(1);
+const LONGEST_PAUSE: Duration = Duration::from_millis(50);
+
 /// Readers of one database file.
 pub(crate) struct SyncReads {
     path: PathBuf,
@@ -61,7 +76,8 @@ pub(crate) struct SyncReads {
 
 impl SyncReads {
     /// Readers of the database at `path` (which must exist, in WAL mode),
-    /// waiting up to `busy_timeout` where SQLite makes a reader wait.
+    /// trying a busy read again for up to `busy_timeout` outside a
+    /// request.
     pub(crate) fn new(path: &Path, busy_timeout: Duration) -> Self {
         Self {
             path: path.to_owned(),
@@ -72,8 +88,9 @@ impl SyncReads {
 
     /// The first column of the one row `sql` answers, `None` when it
     /// answers none (more rows than one are not read).
-    pub(crate) fn one<T: FromSql>(&self, sql: &Sql) -> Result<Option<T>, StoreError> {
+    pub(crate) async fn one<T: FromSql>(&self, sql: &Sql) -> Result<Option<T>, StoreError> {
         self.query(sql, |rows| rows.next()?.map(|row| row.get(0)).transpose())
+            .await
     }
 
     /// The rows `sql` answers, in its order, each as `decode` reads it
@@ -82,7 +99,7 @@ impl SyncReads {
     /// first that `keep` refuses: the rest are not read, and true beside
     /// the rows says one was refused. A row is moved once, into the rows
     /// (an entry is hundreds of bytes).
-    pub(crate) fn rows_while<T>(
+    pub(crate) async fn rows_while<T>(
         &self,
         sql: &Sql,
         expected: usize,
@@ -100,22 +117,62 @@ impl SyncReads {
             }
             Ok((out, false))
         })
+        .await
     }
 
-    /// Runs `sql` on an idle connection, `read` taking its rows.
-    fn query<R>(
+    /// Runs `sql` on an idle connection, `read` taking its rows; a read
+    /// SQLite found busy before `read` had a row is tried again after a
+    /// pause (see the module's notes).
+    async fn query<R>(
         &self,
         sql: &Sql,
-        read: impl FnOnce(&mut prepared::Rows<'_>) -> Result<R, StoreError>,
+        mut read: impl FnMut(&mut prepared::Rows<'_>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let mut conn = self.take()?;
-        let result = conn.query(sql, read);
-        // A connection whose statement failed is closed, not kept: an error
-        // from SQLite may have left it in a state no other read should meet.
-        if result.is_ok() {
-            self.give_back(conn);
+        let give_up =
+            crate::deadline::deadline().unwrap_or_else(|| Instant::now() + self.busy_timeout);
+        let mut pause = FIRST_PAUSE;
+        loop {
+            match self.try_query(sql, &mut read) {
+                Err(Tried::Busy(_)) if Instant::now() + pause < give_up => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(LONGEST_PAUSE);
+                }
+                Err(Tried::Busy(err) | Tried::Failed(err)) => return Err(err),
+                Ok(value) => return Ok(value),
+            }
         }
-        result
+    }
+
+    /// One try of [`Self::query`].
+    fn try_query<R>(
+        &self,
+        sql: &Sql,
+        read: &mut impl FnMut(&mut prepared::Rows<'_>) -> Result<R, StoreError>,
+    ) -> Result<R, Tried> {
+        // Opening a connection reads the schema (for its pragmas): that
+        // too may find the database busy.
+        let mut conn = self.take().map_err(|err| match is_busy(&err) {
+            true => Tried::Busy(err),
+            false => Tried::Failed(err),
+        })?;
+        let mut gave_a_row = false;
+        let result = conn.query(sql, |rows| {
+            let result = read(rows);
+            gave_a_row = rows.gave_a_row();
+            result
+        });
+        match result {
+            Ok(value) => {
+                self.give_back(conn);
+                Ok(value)
+            }
+            // Busy preparing the statement or at its first step.
+            Err(err) if is_busy(&err) && !gave_a_row => Err(Tried::Busy(err)),
+            // A connection whose statement failed is closed, not kept: an
+            // error from SQLite may have left it in a state no other read
+            // should meet.
+            Err(err) => Err(Tried::Failed(err)),
+        }
     }
 
     fn take(&self) -> Result<Reader, StoreError> {
@@ -126,7 +183,9 @@ impl SyncReads {
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        conn.busy_timeout(self.busy_timeout)?;
+        // No busy handler: a busy read fails at once (see the module's
+        // notes).
+        conn.busy_timeout(Duration::ZERO)?;
         // Reads only: a statement that would write fails instead.
         conn.pragma_update(None, "query_only", true)?;
         conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
@@ -140,6 +199,19 @@ impl SyncReads {
             idle.push(conn);
         }
     }
+}
+
+/// How one try of a read ended, when it did not answer.
+enum Tried {
+    /// SQLite could not start the read yet: worth another try.
+    Busy(StoreError),
+    Failed(StoreError),
+}
+
+/// Whether `err` is SQLite's "busy" or "locked" (the one failure of a
+/// reader's that [`From<rusqlite::Error>`](StoreError) calls unavailable).
+fn is_busy(err: &StoreError) -> bool {
+    matches!(err, StoreError::Unavailable(_))
 }
 
 /// An [`Arg`] as SQLite binds it: booleans as 0 and 1, like sqlx does.
@@ -192,21 +264,24 @@ mod tests {
         (dir, SyncReads::new(&path, Duration::from_secs(1)))
     }
 
-    #[test]
-    fn binds_each_value_to_its_placeholder() {
+    #[tokio::test]
+    async fn binds_each_value_to_its_placeholder() {
         let (_dir, reads) = database();
         // `$2` stands before `$1` in the text: still the second value.
         let sql = Sql::with(
             "SELECT a FROM t WHERE b = $2 AND c = $1",
             [Arg::Bool(false), Arg::Int(2)],
         );
-        assert_eq!(reads.one::<String>(&sql).unwrap().as_deref(), Some("y"));
+        assert_eq!(
+            reads.one::<String>(&sql).await.unwrap().as_deref(),
+            Some("y")
+        );
         let none = Sql::with("SELECT a FROM t WHERE a = $1", [Arg::OptText(None)]);
-        assert_eq!(reads.one::<String>(&none).unwrap(), None);
+        assert_eq!(reads.one::<String>(&none).await.unwrap(), None);
     }
 
-    #[test]
-    fn reads_rows_in_order_up_to_the_first_left_out_and_goes_on_after_an_error() {
+    #[tokio::test]
+    async fn reads_rows_in_order_up_to_the_first_left_out_and_goes_on_after_an_error() {
         let (_dir, reads) = database();
         let sql = Sql::new("SELECT a, b FROM t ORDER BY b DESC");
         let rows = reads
@@ -216,6 +291,7 @@ mod tests {
                 |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?)),
                 |_| true,
             )
+            .await
             .unwrap();
         assert_eq!(
             rows,
@@ -224,42 +300,85 @@ mod tests {
         // A row read as `None` ends the read there.
         let first = reads
             .rows_while(&sql, 2, |row| row.get::<i64>(1), |b| *b == 2)
+            .await
             .unwrap();
         assert_eq!(first, (vec![2], true));
-        let refused = reads.rows_while(
-            &sql,
-            0,
-            |_| -> Result<(), StoreError> { Err(StoreError::Corrupt("refused".into())) },
-            |_| true,
-        );
+        let refused = reads
+            .rows_while(
+                &sql,
+                0,
+                |_| -> Result<(), StoreError> { Err(StoreError::Corrupt("refused".into())) },
+                |_| true,
+            )
+            .await;
         assert!(matches!(refused, Err(StoreError::Corrupt(_))));
         let none = Sql::with("SELECT a FROM t WHERE b = $1", [Arg::Int(9)]);
         assert_eq!(
             reads
                 .rows_while(&none, 0, |row| row.get::<String>(0), |_| true)
+                .await
                 .unwrap(),
             (Vec::new(), false)
         );
     }
 
-    #[test]
-    fn sees_what_another_connection_committed() {
+    #[tokio::test]
+    async fn sees_what_another_connection_committed() {
         let (dir, reads) = database();
         let count = Sql::new("SELECT COUNT(*) FROM t");
-        assert_eq!(reads.one::<i64>(&count).unwrap(), Some(2));
+        assert_eq!(reads.one::<i64>(&count).await.unwrap(), Some(2));
         let writer = Connection::open(dir.path().join("reads.db")).unwrap();
         writer
             .execute("INSERT INTO t VALUES ('z', 3, 1)", [])
             .unwrap();
-        assert_eq!(reads.one::<i64>(&count).unwrap(), Some(3));
+        assert_eq!(reads.one::<i64>(&count).await.unwrap(), Some(3));
     }
 
-    #[test]
-    fn refuses_writes_and_keeps_working() {
+    #[tokio::test]
+    async fn refuses_writes_and_keeps_working() {
         let (_dir, reads) = database();
         let write = Sql::new("INSERT INTO t VALUES ('w', 4, 1) RETURNING b");
-        assert!(reads.one::<i64>(&write).is_err());
+        assert!(reads.one::<i64>(&write).await.is_err());
         let count = Sql::new("SELECT COUNT(*) FROM t");
-        assert_eq!(reads.one::<i64>(&count).unwrap(), Some(2));
+        assert_eq!(reads.one::<i64>(&count).await.unwrap(), Some(2));
+    }
+
+    #[tokio::test]
+    async fn a_busy_read_waits_without_blocking_and_gives_up_at_the_busy_timeout() {
+        let (dir, reads) = database();
+        // A connection holding the file exclusively: no other may read.
+        let holder = Connection::open(dir.path().join("reads.db")).unwrap();
+        holder
+            .execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;")
+            .unwrap();
+        let count = Sql::new("SELECT COUNT(*) FROM t");
+        let started = Instant::now();
+        let err = reads.one::<i64>(&count).await.unwrap_err();
+        assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+        assert!(
+            started.elapsed() >= Duration::from_millis(900),
+            "{:?} {err:?}",
+            started.elapsed()
+        );
+        // Inside a request, its deadline bounds the wait instead.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let err = crate::deadline::serve_until(deadline, reads.one::<i64>(&count))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+        assert!(Instant::now() < deadline + Duration::from_millis(100));
+        // While a read waits, the thread serves other tasks; once the
+        // holder lets go, the read answers.
+        let waiting =
+            tokio::spawn(
+                async move { reads.one::<i64>(&Sql::new("SELECT COUNT(*) FROM t")).await },
+            );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!waiting.is_finished());
+        holder
+            .execute_batch("COMMIT; PRAGMA locking_mode = NORMAL; SELECT 1 FROM t;")
+            .unwrap();
+        drop(holder);
+        assert_eq!(waiting.await.unwrap().unwrap(), Some(2));
     }
 }

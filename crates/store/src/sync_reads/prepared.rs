@@ -33,7 +33,10 @@ impl Reader {
     ) -> Result<R, StoreError> {
         let mut statement = self.conn.prepare_cached(&sql.text)?;
         bind(&mut statement, &sql.args)?;
-        read(&mut Rows(statement.raw_query()))
+        read(&mut Rows {
+            rows: statement.raw_query(),
+            gave_a_row: false,
+        })
     }
 }
 
@@ -51,13 +54,23 @@ pub(crate) fn bind(statement: &mut Statement<'_>, args: &[Arg]) -> Result<(), St
 }
 
 /// The rows of a running statement.
-pub(crate) struct Rows<'s>(rusqlite::Rows<'s>);
+pub(crate) struct Rows<'s> {
+    rows: rusqlite::Rows<'s>,
+    gave_a_row: bool,
+}
 
 impl Rows<'_> {
     /// The next row, `None` once the statement has answered every row
     /// (and however often asked after).
     pub(crate) fn next(&mut self) -> Result<Option<Row<'_>>, StoreError> {
-        Ok(self.0.next()?.map(Row))
+        let row = self.rows.next()?;
+        self.gave_a_row |= row.is_some();
+        Ok(row.map(Row))
+    }
+
+    /// Whether [`Self::next`] has given a row.
+    pub(crate) fn gave_a_row(&self) -> bool {
+        self.gave_a_row
     }
 }
 
