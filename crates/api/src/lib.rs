@@ -7,7 +7,6 @@ pub mod admin;
 pub mod around;
 pub mod auth;
 pub mod cards;
-pub mod demo;
 pub mod error;
 pub mod extract;
 pub mod import;

@@ -1,10 +1,10 @@
 //! `cofre demo-data`: fills an existing user with realistic data (see
-//! `cofre_api::demo` for what is generated).
+//! `cofre_demo` for what is generated).
 
 use clap::ValueEnum;
 use std::time::Instant;
 
-use cofre_api::demo::{self, DEFAULT_SEED, DemoError, Profile};
+use cofre_demo::{self as demo, DEFAULT_SEED, DemoError, Profile};
 use cofre_domain::UserId;
 use cofre_domain::time::{Clock, format_date};
 use cofre_store::Store;

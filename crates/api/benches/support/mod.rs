@@ -14,9 +14,9 @@ use tower::ServiceExt;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
 use cofre_api::rate_limit::MemoryLimiter;
 use cofre_api::{ApiConfig, AppState, Services, admin};
+use cofre_demo::{self as demo, DEFAULT_SEED, Profile, Spec};
 use cofre_domain::account::AccountType;
 use cofre_domain::auth::Scope;
 use cofre_domain::time::Clock;

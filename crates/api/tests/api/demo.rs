@@ -4,7 +4,7 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-use cofre_api::demo::{self, DEFAULT_SEED, Profile, Spec};
+use cofre_demo::{self as demo, DEFAULT_SEED, Profile, Spec};
 use cofre_domain::Money;
 use cofre_domain::card::BillMonth;
 
