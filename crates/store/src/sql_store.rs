@@ -457,12 +457,16 @@ impl Store for SqlStore {
 
     async fn create_user(&self, name: Option<&str>, now: Timestamp) -> StoreResult<Profile> {
         let id = UserId::new();
+        // Every write goes through the one write path (on SQLite, the
+        // group commit's turn), never on a pool connection of its own.
+        let mut tx = self.writes.begin().await?;
         sqlx::query("INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)")
             .bind(id.to_string())
             .bind(name.map(str::to_owned))
             .bind(format_timestamp(now))
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        tx.commit().await?;
         self.get_profile(id).await
     }
 
@@ -483,8 +487,10 @@ impl Store for SqlStore {
     }
 
     async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await?;
-        insert_api_key(&mut conn, key).await
+        let mut tx = self.writes.begin().await?;
+        insert_api_key(&mut tx, key).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn find_api_key(&self, id: ApiKeyId) -> StoreResult<Option<FoundKey>> {
@@ -569,12 +575,14 @@ impl Store for SqlStore {
     }
 
     async fn revoke_api_key(&self, id: ApiKeyId, now: Timestamp) -> StoreResult<bool> {
+        let mut tx = self.writes.begin().await?;
         let done =
             sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1")
                 .bind(id.to_string())
                 .bind(format_timestamp(now))
-                .execute(&self.pool)
+                .execute(&mut *tx)
                 .await?;
+        tx.commit().await?;
         Ok(done.rows_affected() > 0)
     }
 

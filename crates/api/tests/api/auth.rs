@@ -275,8 +275,25 @@ async fn a_key_revoked_elsewhere_stores_nothing(backend: Backend) {
     assert_eq!(app.balance(&account).await, -6.0);
 }
 
+/// A key this server has just used (and may remember), revoked through
+/// another store as by another process, is refused on its very next
+/// request, a read as well as a write; the user's other key still works.
+async fn a_key_revoked_elsewhere_is_refused_on_its_next_read(backend: Backend) {
+    let app = TestApp::start(backend).await;
+    for path in ["/v1/me", "/v1/accounts", "/v1/overview"] {
+        let revoked = revoked_elsewhere(&app, &[Scope::Read]).await;
+        app.call(Method::GET, path, Some(&revoked), None)
+            .await
+            .problem(401, "unauthorized");
+        app.call(Method::GET, path, Some(&app.key), None)
+            .await
+            .ok(200);
+    }
+}
+
 on_both_backends!(
     another_users_data_is_invisible,
     rate_limit_is_enforced_and_reported,
     a_key_revoked_elsewhere_stores_nothing,
+    a_key_revoked_elsewhere_is_refused_on_its_next_read,
 );
