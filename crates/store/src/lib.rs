@@ -403,13 +403,13 @@ impl PageStamps {
 pub trait Store: Send + Sync + 'static {
     /// Cheap round trip for readiness checks.
     async fn ping(&self) -> StoreResult<()>;
-    /// How long writes have not moved through the one way into them
-    /// (SQLite's group commit gate: a turn, or a run of long turns with
-    /// writers waiting); `None` while it is free or moving, and on
-    /// PostgreSQL, whose writes wait in the database (where `ping` sees a
-    /// pool they have used up). Readiness reports writes as stuck when
-    /// this outlasts a request's deadline.
-    fn write_stall(&self) -> Option<std::time::Duration>;
+    /// How long writes have not moved: on SQLite, through the one way
+    /// into them (the group commit gate: a turn, or a run of long turns
+    /// with writers waiting); on PostgreSQL, where writes wait in the
+    /// database, how long the longest wait for a lock in this database
+    /// has lasted. `None` while writes move. Readiness reports writes as
+    /// stuck when this outlasts a request's deadline.
+    async fn write_stall(&self) -> StoreResult<Option<std::time::Duration>>;
     /// Writes a consistent copy of the whole database to `to` (a new
     /// file) while the server keeps running: SQLite only (Unsupported on
     /// PostgreSQL, whose tool is pg_dump).

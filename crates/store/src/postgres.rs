@@ -57,9 +57,22 @@ struct Writes {
 }
 
 impl Writes {
-    /// Writes wait in the database, not in a gate of this process.
-    fn stall(&self) -> Option<std::time::Duration> {
-        None
+    /// Writes wait in the database, not in a gate of this process: how
+    /// long the session of this database that has waited longest for a
+    /// lock (any server's, or any other client's) has waited, if one
+    /// waits. A write cut off at its deadline leaves its session waiting
+    /// for the lock, so a lock held for good shows here however often
+    /// requests give up. Read from `pg_stat_activity`, whose rows of the
+    /// sessions of cofre's own role it may see.
+    async fn stall(&self) -> Result<Option<std::time::Duration>, crate::StoreError> {
+        let waited: Option<i64> = sqlx::query_scalar(
+            "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp() - MIN(query_start)) * 1000 \
+             AS BIGINT) FROM pg_stat_activity WHERE datname = current_database() \
+             AND state = 'active' AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(waited.map(|ms| std::time::Duration::from_millis(ms.max(0).unsigned_abs())))
     }
 
     fn new(pool: &sqlx::Pool<Db>) -> Self {

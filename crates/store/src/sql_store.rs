@@ -432,8 +432,8 @@ impl Store for SqlStore {
         Ok(())
     }
 
-    fn write_stall(&self) -> Option<std::time::Duration> {
-        self.writes.stall()
+    async fn write_stall(&self) -> StoreResult<Option<std::time::Duration>> {
+        self.writes.stall().await
     }
 
     async fn backup(&self, to: &std::path::Path) -> StoreResult<()> {

@@ -37,8 +37,8 @@ impl Writes {
         self.0.begin().await
     }
 
-    fn stall(&self) -> Option<Duration> {
-        self.0.stalled_for()
+    async fn stall(&self) -> Result<Option<Duration>, crate::StoreError> {
+        Ok(self.0.stalled_for())
     }
 
     /// Keys are not recalled here: reading one afresh is an in-process

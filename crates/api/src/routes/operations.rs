@@ -38,14 +38,18 @@ const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Readiness: the database answers (within 2 s) and writes are moving.
 /// 503 `database_unavailable` with `Retry-After` while the database does
-/// not answer; 503 `writes_stuck` while writes have not moved through
-/// SQLite's group commit gate for longer than a request may run.
+/// not answer; 503 `writes_stuck` while writes have not moved for longer
+/// than a request may run (SQLite: through the group commit gate;
+/// PostgreSQL: a session of the database waiting for a lock).
 /// Ready again as soon as both hold, without a restart.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = Health),
         (status = 503, description = "`database_unavailable` or `writes_stuck`", body = Problem, content_type = "application/problem+json")))]
 async fn readyz(State(state): State<AppState>) -> axum::response::Response {
-    if let Some(stalled) = state.store.write_stall()
+    // A stall that cannot be read in time is left to the ping below,
+    // which then fails too.
+    let stall = tokio::time::timeout(READY_WITHIN, state.store.write_stall()).await;
+    if let Ok(Ok(Some(stalled))) = stall
         && stalled > state.config.request_timeout
     {
         tracing::warn!(
