@@ -46,23 +46,25 @@ const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
     responses((status = 200, body = Health),
         (status = 503, description = "`database_unavailable` or `writes_stuck`", body = Problem, content_type = "application/problem+json")))]
 async fn readyz(State(state): State<AppState>) -> axum::response::Response {
-    // A stall that cannot be read in time is left to the ping below,
-    // which then fails too.
-    let stall = tokio::time::timeout(READY_WITHIN, state.store.write_stall()).await;
-    if let Ok(Ok(Some(stalled))) = stall
-        && stalled > state.config.request_timeout
-    {
-        tracing::warn!(
-            stalled_ms = stalled.as_millis() as u64,
-            "readiness check failed: writes stuck"
-        );
-        return ApiError::WritesStuck {
-            stalled_s: stalled.as_secs(),
+    // Both checks within one limit: a database that does not answer is
+    // reported within it, whichever check meets it.
+    let checked = tokio::time::timeout(READY_WITHIN, async {
+        state.store.ping().await?;
+        state.store.write_stall().await
+    })
+    .await;
+    let error = match checked {
+        Ok(Ok(Some(stalled))) if stalled > state.config.request_timeout => {
+            tracing::warn!(
+                stalled_ms = stalled.as_millis() as u64,
+                "readiness check failed: writes stuck"
+            );
+            return ApiError::WritesStuck {
+                stalled_s: stalled.as_secs(),
+            }
+            .into_response();
         }
-        .into_response();
-    }
-    let error = match tokio::time::timeout(READY_WITHIN, state.store.ping()).await {
-        Ok(Ok(())) => return AppJson(Health { status: "ok" }).into_response(),
+        Ok(Ok(_)) => return AppJson(Health { status: "ok" }).into_response(),
         Ok(Err(err)) => err.to_string(),
         Err(_) => format!("no answer within {} s", READY_WITHIN.as_secs()),
     };
