@@ -13,9 +13,12 @@
 //! before the cache is asked.
 //!
 //! A page of the merged view (`GET /v1/transactions`) is kept longer: its
-//! handler reads [`PageStamps`] before anything else and hands them over
-//! as [`KeptWhile`], with the days the page covers (from the window's
-//! start to its cursor). When the owner's version has moved, the page is
+//! handler says which stored days it shows ([`PageDays`], from the
+//! window's start to its cursor, in the response's extensions), and the
+//! cache reads those days' [`PageStamps`] right after the page is made.
+//! They are kept with the page only when they were read at the view
+//! version the page is keyed by, so no write came between the page and
+//! them. When the owner's version has moved, the page is
 //! still served if those stamps say no write since touched what it shows:
 //! its days' stored rows, the projections' sources, the categories or the
 //! cards' money (one short read instead of computing the page again). A
@@ -33,9 +36,9 @@ use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
 use std::future::Future;
 
+use cofre_domain::ApiKeyId;
 use cofre_domain::auth::Scope;
-use cofre_domain::{ApiKeyId, UserId};
-use cofre_store::{PageStamps, Store};
+use cofre_store::{PageDays, PageStamps, Store};
 
 use crate::AppState;
 use crate::around::Next;
@@ -70,39 +73,28 @@ impl PathKey {
     }
 }
 
-/// What a page shows besides today's date, as its handler found it before
-/// reading anything else: the page stays true while these stamps do and no
-/// stored row of days `from` to `to` changes. Put in the response's
-/// extensions; only pages carrying it are kept past a write.
+/// What a kept page shows and the stamps it was made at: it stays true
+/// while these stamps do and no stored row of its days changes. Only pages
+/// carrying it are kept past a write.
 #[derive(Clone, Debug)]
-pub struct KeptWhile {
-    pub user: UserId,
-    pub from: Date,
-    pub to: Date,
-    pub stamps: PageStamps,
+struct KeptWhile {
+    days: PageDays,
+    stamps: PageStamps,
 }
 
-impl KeptWhile {
-    /// The stamps of `user` now, for a page of days `from` to `to`; none
-    /// when nothing is kept (the cache is off).
-    pub async fn read(
-        store: &dyn Store,
-        cache_bytes: usize,
-        user: UserId,
-        from: Date,
-        to: Date,
-    ) -> Result<Option<Self>, ApiError> {
-        if cache_bytes == 0 {
-            return Ok(None);
-        }
-        let stamps = store.page_stamps(user, from, to).await?;
-        Ok(Some(Self {
-            user,
-            from,
-            to,
-            stamps,
-        }))
-    }
+/// The [`KeptWhile`] of a page showing `days`, made at view version
+/// `version`: none when the stamps cannot be read or were read after a
+/// write (a version other than the page's).
+async fn kept_while(
+    store: &dyn Store,
+    days: PageDays,
+    version: i64,
+) -> Option<std::sync::Arc<KeptWhile>> {
+    let stamps = store
+        .page_stamps(days.user, days.from, days.to)
+        .await
+        .ok()?;
+    (stamps.view == version).then(|| std::sync::Arc::new(KeptWhile { days, stamps }))
 }
 
 /// What one answer is true for: the key (so never another key's answer),
@@ -119,7 +111,8 @@ struct AnswerKey {
 struct Answer {
     headers: HeaderMap,
     body: Bytes,
-    kept_while: Option<KeptWhile>,
+    /// Shared: every hit clones the answer.
+    kept_while: Option<std::sync::Arc<KeptWhile>>,
 }
 
 impl Answer {
@@ -205,7 +198,7 @@ impl ReadCache {
         let answer = answers.get(&old).await?;
         let kept = answer.kept_while.as_ref()?;
         let now = store
-            .page_stamps(kept.user, kept.from, kept.to)
+            .page_stamps(kept.days.user, kept.days.from, kept.days.to)
             .await
             .ok()?;
         answers.invalidate(&old).await;
@@ -265,9 +258,12 @@ fn hit(answer: Answer) -> Response {
 }
 
 /// The answer to keep of a response: a 200 whose body fits and that does
-/// not say `Cache-Control: no-store`; otherwise the response itself, to
-/// send as it is.
-async fn keepable(response: Response, largest: usize) -> Result<Answer, Response> {
+/// not say `Cache-Control: no-store`, with the days it shows if it says;
+/// otherwise the response itself, to send as it is.
+async fn keepable(
+    response: Response,
+    largest: usize,
+) -> Result<(Answer, Option<PageDays>), Response> {
     let fits = response
         .body()
         .size_hint()
@@ -283,11 +279,14 @@ async fn keepable(response: Response, largest: usize) -> Result<Answer, Response
     }
     let (mut parts, body) = response.into_parts();
     match axum::body::to_bytes(body, largest).await {
-        Ok(body) => Ok(Answer {
-            headers: parts.headers,
-            body,
-            kept_while: parts.extensions.remove::<KeptWhile>(),
-        }),
+        Ok(body) => Ok((
+            Answer {
+                headers: parts.headers,
+                body,
+                kept_while: None,
+            },
+            parts.extensions.remove::<PageDays>(),
+        )),
         Err(err) => Err(ApiError::Internal(format!("reading a response: {err}")).into_response()),
     }
 }
@@ -320,6 +319,7 @@ pub async fn serve_cached(app: &AppState, cache: &ReadCache, req: Request, next:
         return hit(answer);
     }
     let largest = cache.largest();
+    let version = key.version;
     // Taken by whichever computation runs: this request's, if it leads.
     let mut request = Some(req);
     let compute = async {
@@ -327,7 +327,11 @@ pub async fn serve_cached(app: &AppState, cache: &ReadCache, req: Request, next:
             return Err(ApiError::Internal("request computed twice".into()).into_response());
         };
         metrics::counter!("read_cache_misses_total").increment(1);
-        keepable(next.clone().run(req).await, largest).await
+        let (mut answer, days) = keepable(next.clone().run(req).await, largest).await?;
+        if let Some(days) = days {
+            answer.kept_while = kept_while(app.store.as_ref(), days, version).await;
+        }
+        Ok(answer)
     };
     let kept_key = key.clone();
     match cache.shared(key, compute).await {

@@ -386,6 +386,21 @@ pub struct PageStamps {
     pub cards: i64,
     /// The highest stamp of the days asked for (0 for none).
     pub days: i64,
+    /// The owner's `view_version` these were read at: equal to the version
+    /// a page was computed at, no write came between the two.
+    pub view: i64,
+}
+
+/// The stored days an answer shows: a user's, from `from` to `to`. A
+/// handler whose answer is made of those days (and of the user's rules,
+/// categories and cards) puts this in the response's extensions, saying
+/// what the answer depends on; [`PageStamps`] of those days tell whether
+/// it still holds after a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageDays {
+    pub user: UserId,
+    pub from: Date,
+    pub to: Date,
 }
 
 impl PageStamps {

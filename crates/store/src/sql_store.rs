@@ -531,7 +531,8 @@ impl Store for SqlStore {
                   JOIN account_balances b ON b.account_id = a.id \
                   WHERE a.user_id = u.id AND a.type = 'CREDIT'), \
                  (SELECT COALESCE(MAX(s.stamp), 0) FROM user_day_stamps s \
-                  WHERE s.user_id = u.id AND s.day >= $2 AND s.day <= $3)) AS TEXT) \
+                  WHERE s.user_id = u.id AND s.day >= $2 AND s.day <= $3), \
+                 u.view_version) AS TEXT) \
                  FROM users u WHERE u.id = $1"
             ),
             [
@@ -541,13 +542,14 @@ impl Store for SqlStore {
             ],
         );
         let text = self.reads.text(sql).await?.ok_or(StoreError::NotFound)?;
-        let [sources, categories, cards, days]: [i64; 4] = serde_json::from_str(&text)
+        let [sources, categories, cards, days, view]: [i64; 5] = serde_json::from_str(&text)
             .map_err(|e| StoreError::Corrupt(format!("page stamps: {e}")))?;
         Ok(PageStamps {
             sources,
             categories,
             cards,
             days,
+            view,
         })
     }
 

@@ -18,6 +18,8 @@ use cofre_domain::transaction::{
 };
 use cofre_domain::{AccountId, CategoryId, DomainError, FieldErrors, TagId};
 
+use cofre_store::PageDays;
+
 use super::bodies::TransactionPage;
 use super::body_json::write_page;
 use super::flag;
@@ -25,7 +27,6 @@ use crate::AppState;
 use crate::auth::{Auth, Read};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{AppQuery, json_response};
-use crate::read_cache::KeptWhile;
 use crate::routes::CommonErrors;
 use crate::{cards, ledger};
 
@@ -406,16 +407,13 @@ pub(super) async fn list_transactions(
 ) -> ApiResult<Response> {
     let parsed = query.parse()?;
     let page = parsed.page.clone();
-    // Read before anything the page is made of (see `KeptWhile`): the page
-    // shows stored rows from the window's start to its cursor's day.
-    let kept_while = KeptWhile::read(
-        state.store.as_ref(),
-        state.config.read_cache_bytes,
-        auth.user(),
-        parsed.filter.from,
-        last_day(page.after.as_ref(), parsed.filter.to),
-    )
-    .await?;
+    // The stored days the page shows: from the window's start to its
+    // cursor's day (said in the response, for whoever keeps it).
+    let days = PageDays {
+        user: auth.user(),
+        from: parsed.filter.from,
+        to: last_day(page.after.as_ref(), parsed.filter.to),
+    };
     let filter = resolve_filter(&state, auth.user(), parsed).await?;
     let today = state.clock.today();
     let result = ledger::page(state.store.as_ref(), auth.user(), &filter, &page, today).await?;
@@ -432,9 +430,7 @@ pub(super) async fn list_transactions(
         next_cursor.as_deref(),
         &state.config.public_url,
     ));
-    if let Some(kept_while) = kept_while {
-        response.extensions_mut().insert(kept_while);
-    }
+    response.extensions_mut().insert(days);
     Ok(response)
 }
 
