@@ -1,6 +1,8 @@
-"""Runs the README's walk-through against a fresh server, so the README
-cannot rot: every ```sh block, top to bottom, in one shell, except the
-blocks right after a `<!-- walkthrough: skip (reason) -->` line.
+"""Runs the README's walk-through, then the guide's pages in their order
+(`PAGES`), against one fresh server, so neither can rot: every ```sh
+block, top to bottom, in one shell, except the blocks right after a
+`<!-- walkthrough: skip (reason) -->` line. Later pages use what earlier
+blocks made (the key, accounts), as a reader going through them would.
 
 Run by scripts/readme-walkthrough, which builds the binary and sets
 COFRE_BIN. What differs from a reader at a terminal, and nothing else:
@@ -23,7 +25,19 @@ import tempfile
 import time
 import urllib.request
 
-README = "README.md"
+PAGES = [
+    "README.md",
+    "docs/guide/configuration.md",
+    "docs/guide/using-the-api.md",
+    "docs/guide/projections.md",
+    "docs/guide/cards.md",
+    "docs/guide/overview-budgets-reports.md",
+    "docs/guide/transfers-bulk-duplicates.md",
+    "docs/guide/importing-and-receipts.md",
+    "docs/guide/operations.md",
+    "docs/guide/limits-and-operations.md",
+    "docs/guide/performance-history.md",
+]
 SKIP = re.compile(r"<!--\s*walkthrough:\s*skip\s*\((.+)\)\s*-->")
 KEY_LINE = re.compile(r"^export KEY=cofre_….*$", re.M)
 README_DAY = "2026-11-24T15:00:00Z"
@@ -95,10 +109,14 @@ def free_port():
 def main():
     root = os.getcwd()
     binary = os.environ["COFRE_BIN"]
-    with open(README, encoding="utf-8") as f:
-        run, skipped = blocks(f.read())
-    for line, reason in skipped:
-        print(f"walkthrough: skips the block at README.md:{line}: {reason}")
+    run, skipped = [], []
+    for page in PAGES:
+        with open(page, encoding="utf-8") as f:
+            ran, left = blocks(f.read())
+        run += [(f"{page}:{line}", code) for line, code in ran]
+        skipped += [(f"{page}:{line}", reason) for line, reason in left]
+    for where, reason in skipped:
+        print(f"walkthrough: skips the block at {where}: {reason}")
     work = tempfile.mkdtemp(prefix="cofre-readme-")
     shutil.copytree(os.path.join(root, "docs", "examples"), os.path.join(work, "docs", "examples"))
     port = free_port()
@@ -127,7 +145,7 @@ def main():
         for number, (line, code) in enumerate(run, 1):
             code, replaced = KEY_LINE.subn(f"export KEY={key}", code)
             exported = re.findall(r"^export ([A-Z_]+)=", code, re.M)
-            script.append(f'echo "walkthrough: block {number}, README.md:{line}" >&2')
+            script.append(f'echo "walkthrough: block {number}, {line}" >&2')
             script.append(code)
             script.append(f"walk_check {number} {' '.join(exported)}")
         script.append('echo "walkthrough: every block ran" >&2')

@@ -252,7 +252,7 @@ impl SqlStore {
     /// A server-side copy is `pg_dump`'s work, not this process's.
     async fn backup_into(&self, _to: &std::path::Path) -> Result<(), crate::StoreError> {
         Err(crate::StoreError::Unsupported(
-            "on PostgreSQL, back up with pg_dump (see the README)",
+            "on PostgreSQL, back up with pg_dump (see docs/guide/operations.md, Backups)",
         ))
     }
 }
