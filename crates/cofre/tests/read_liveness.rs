@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::database::Database;
-use common::server::{Api, Server};
+use common::server::Server;
 
 /// The server's request deadline, in seconds.
 const DEADLINE_S: u64 = 1;
@@ -41,25 +41,7 @@ async fn hold(url: &str) -> sqlx::PgConnection {
 
 async fn a_held_database_stalls_only_its_readers(database: Database, url: String) {
     let receipts = tempfile::tempdir().expect("receipts");
-    let deadline = DEADLINE_S.to_string();
-    let settings = [
-        ("COFRE_WORKERS", "1"),
-        ("COFRE_REQUEST_TIMEOUT", deadline.as_str()),
-        ("COFRE_READ_CACHE_MB", "0"),
-    ];
-    let (server, key) = Server::start_on_one_core(&url, receipts.path(), &settings).await;
-    let api = Api {
-        http: reqwest::Client::new(),
-        base: server.base.clone(),
-        key: key.expect("the first start prints a key"),
-    };
-    let account = api
-        .create(
-            "/v1/accounts",
-            json!({"type": "BANK", "title": "Conta"}),
-            "/id",
-        )
-        .await;
+    let (server, api, account) = Server::start_starved(&url, receipts.path(), DEADLINE_S).await;
     let id = api
         .create(
             "/v1/transactions",

@@ -160,34 +160,9 @@ async fn stored_ids(api: &Api) -> HashMap<String, usize> {
     ids
 }
 
-/// The server on one core with a short deadline, a client with the first
-/// key, and a bank account.
-async fn start(url: &str, receipts: &std::path::Path) -> (Server, Api, String) {
-    let deadline = DEADLINE_S.to_string();
-    let settings = [
-        ("COFRE_WORKERS", "1"),
-        ("COFRE_REQUEST_TIMEOUT", deadline.as_str()),
-        ("COFRE_READ_CACHE_MB", "0"),
-    ];
-    let (server, key) = Server::start_on_one_core(url, receipts, &settings).await;
-    let api = Api {
-        http: reqwest::Client::new(),
-        base: server.base.clone(),
-        key: key.expect("the first start prints a key"),
-    };
-    let account = api
-        .create(
-            "/v1/accounts",
-            json!({"type": "BANK", "title": "Conta"}),
-            "/id",
-        )
-        .await;
-    (server, api, account)
-}
-
 async fn writes_stay_live(database: Database, url: String) {
     let receipts = tempfile::tempdir().expect("receipts");
-    let (server, api, account) = start(&url, receipts.path()).await;
+    let (server, api, account) = Server::start_starved(&url, receipts.path(), DEADLINE_S).await;
     let category = api
         .create("/v1/categories", json!({"title": "Mercado"}), "/id")
         .await;
@@ -293,7 +268,7 @@ async fn postgres_writes_stay_live_under_64_writers_on_one_worker() {
 /// cut off); 200 again once the lock is let go and writes move.
 async fn readiness_fails_while_writes_are_stuck_and_recovers(database: Database, url: String) {
     let receipts = tempfile::tempdir().expect("receipts");
-    let (server, api, account) = start(&url, receipts.path()).await;
+    let (server, api, account) = Server::start_starved(&url, receipts.path(), DEADLINE_S).await;
     let ready = || async {
         let answer = api
             .http

@@ -121,6 +121,36 @@ impl Server {
         (server, key)
     }
 
+    /// The server on one core and one runtime worker with a deadline of
+    /// `deadline_s` seconds and the read cache off, a client with the
+    /// first key, and a bank account: for the liveness tests.
+    pub async fn start_starved(
+        url: &str,
+        receipts: &std::path::Path,
+        deadline_s: u64,
+    ) -> (Server, Api, String) {
+        let deadline = deadline_s.to_string();
+        let settings = [
+            ("COFRE_WORKERS", "1"),
+            ("COFRE_REQUEST_TIMEOUT", deadline.as_str()),
+            ("COFRE_READ_CACHE_MB", "0"),
+        ];
+        let (server, key) = Self::start_on_one_core(url, receipts, &settings).await;
+        let api = Api {
+            http: reqwest::Client::new(),
+            base: server.base.clone(),
+            key: key.expect("the first start prints a key"),
+        };
+        let account = api
+            .create(
+                "/v1/accounts",
+                serde_json::json!({"type": "BANK", "title": "Conta"}),
+                "/id",
+            )
+            .await;
+        (server, api, account)
+    }
+
     pub fn kill(mut self) {
         // SIGKILL: no shutdown code runs, as in a power cut of the process.
         self.child.kill().expect("SIGKILL");
