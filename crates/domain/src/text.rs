@@ -129,7 +129,6 @@ pub fn push_padded(out: &mut String, mut n: u64, width: usize) {
 /// UTF-8 check of a few bytes (`from_utf8`) cost more than making them.
 pub(crate) fn push_ascii(out: &mut String, bytes: &[u8]) {
     debug_assert!(bytes.is_ascii(), "digits are ASCII");
-    out.reserve(bytes.len());
     out.extend(bytes.iter().map(|&b| char::from(b)));
 }
 

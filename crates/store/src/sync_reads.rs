@@ -166,8 +166,12 @@ impl SyncReads {
                 self.give_back(conn);
                 Ok(value)
             }
-            // Busy preparing the statement or at its first step.
-            Err(err) if is_busy(&err) && !gave_a_row => Err(Tried::Busy(err)),
+            // Busy preparing the statement or at its first step: the
+            // statement was reset, and the connection serves the next try.
+            Err(err) if is_busy(&err) && !gave_a_row => {
+                self.give_back(conn);
+                Err(Tried::Busy(err))
+            }
             // A connection whose statement failed is closed, not kept: an
             // error from SQLite may have left it in a state no other read
             // should meet.
