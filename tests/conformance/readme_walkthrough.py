@@ -36,7 +36,6 @@ PAGES = [
     "docs/guide/importing-and-receipts.md",
     "docs/guide/operations.md",
     "docs/guide/limits-and-operations.md",
-    "docs/guide/performance-history.md",
 ]
 SKIP = re.compile(r"<!--\s*walkthrough:\s*skip\s*\((.+)\)\s*-->")
 KEY_LINE = re.compile(r"^export KEY=cofre_….*$", re.M)
