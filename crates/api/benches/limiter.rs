@@ -2,7 +2,7 @@
 //! `/v1` request makes): in this process's memory, and in Redis on
 //! loopback, one script round trip (`COFRE_TEST_REDIS_URL`, else
 //! `COFRE_REDIS_URL`; without either the Redis half is skipped with a
-//! notice). Target: a Redis check under 0.2 ms at the median.
+//! notice). Its target is in docs/performance.md.
 //!
 //! `cargo bench -p cofre-api --bench limiter`
 

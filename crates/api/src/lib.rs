@@ -178,9 +178,9 @@ pub fn router(state: AppState) -> Router {
         .with_state(state);
     // The layers that need no route around the whole router, as one
     // service: `Router::layer` wraps every route in a boxed service of its
-    // own, so each layer given to it cost every request an allocation and
-    // a copy of its future (ten a point read, a tenth of its instructions
-    // in a profile); given to the router whole, the stack is boxed once.
+    // own, so each layer given to it costs every request an allocation and
+    // a copy of its future, once for every layer; given to the router
+    // whole, the stack is boxed once.
     let stack = ServiceBuilder::new()
         .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
         .layer(PropagateRequestIdLayer::new(request_id))
@@ -311,8 +311,8 @@ const METRICS_UPKEEP: Duration = Duration::from_secs(5);
 /// the recorder's upkeep folds the samples into their summary, which a
 /// recorder built as [`metrics_handle`] builds it does only when asked
 /// (or when `/metrics` is read). A server nobody scraped grew by that
-/// much a request: 31 MB over 1.6 million point reads. Spawn it once
-/// beside the server.
+/// much with every request, without bound. Spawn it once beside the
+/// server.
 pub async fn keep_metrics() {
     let mut every = tokio::time::interval(METRICS_UPKEEP);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

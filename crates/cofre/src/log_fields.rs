@@ -4,9 +4,9 @@
 //! request id, `cofre_api::request_span`) whether or not anything is
 //! logged in it; `tracing-subscriber`'s own `JsonFields` gathers them in a
 //! map of JSON values first and then writes them a few bytes at a time
-//! through an adaptor that checks each piece is UTF-8, about 9% of a point
-//! read's instructions measured (docs/performance.md, thirty-seventh
-//! round). The log line reads the same: the event formatter parses this
+//! through an adaptor that checks each piece is UTF-8: a cost every
+//! request paid, out of proportion to a short one such as a point read.
+//! The log line reads the same: the event formatter parses this
 //! object back as it parses `JsonFields`' one.
 
 use std::fmt;

@@ -25,8 +25,8 @@ use config::{Common, ReceiptArgs, ServeArgs};
 
 /// mimalloc instead of the C library's allocator: a request allocates and
 /// frees many small values (a page's rows, their text, the response), and
-/// glibc's malloc with its free-list merging was a tenth of a page's CPU
-/// (docs/performance.md, eleventh round).
+/// glibc's malloc, merging its free lists, spent a visible share of a
+/// page's CPU on them in a profile.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -470,8 +470,8 @@ async fn serve(
     let metrics_upkeep = tokio::spawn(cofre_api::keep_metrics());
     // Served as a made service: handed a `Router` itself, axum clones its
     // route table for every connection (`with_state(())` on a shared
-    // router, about 200,000 instructions a connection here), which a
-    // client that does not keep its connection open paid on every request.
+    // router: more work than a whole point read), which a client that
+    // does not keep its connection open paid on every request.
     // The router is whole already (its state given), so each connection
     // now shares it.
     let listener = refused_heads::Listener(listener);

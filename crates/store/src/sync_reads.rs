@@ -1,12 +1,11 @@
 //! SQLite reads run on the calling thread. sqlx drives each SQLite
 //! connection from a thread of its own, so every statement is two thread
 //! hand-offs (the command out, the rows back); under load those, not
-//! SQLite, were most of a read's cost (a third of the CPU in the kernel's
-//! scheduler). The store's short reads outside a write (a row, a page, a
-//! version) run here instead: a connection is taken from a small set of
-//! idle ones, the statement runs to completion without yielding, and the
-//! connection goes back. Each connection keeps its prepared statements
-//! ([`prepared`]).
+//! SQLite, were most of a read's cost, spent in the kernel's scheduler.
+//! The store's short reads outside a write (a row, a page, a version) run
+//! here instead: a connection is taken from a small set of idle ones, the
+//! statement runs to completion without yielding, and the connection goes
+//! back. Each connection keeps its prepared statements ([`prepared`]).
 //!
 //! What a read sees is what any other connection to the file sees: every
 //! write committed before it started, from any process (WAL readers never
@@ -54,8 +53,8 @@ const STATEMENT_CACHE: usize = 64;
 /// thread at a time and kept, so there are about as many as threads that
 /// read. Point reads by id touch pages all over the file: with the default
 /// cache, reads of the heavy demo user's rows kept going back to the file
-/// for pages (`pread`, about 7% of a point read's CPU in a profile); with
-/// 8 MB none did. The cache holds only pages read, up to this.
+/// for pages (`pread` system calls, plain to see in a profile); with 8 MB
+/// none did. The cache holds only pages read, up to this.
 const PAGE_CACHE_KIB: i64 = 8 * 1024;
 
 /// The most rows [`every_row`] makes room for before it reads any: a page

@@ -48,20 +48,18 @@ use sqlx::Row;
 const MAX_BATCH: usize = 64;
 
 /// The most calls this process runs at once: while one runs, the next
-/// creations gather for the call after it. Measured with 8 clients
-/// (docs/performance.md, twenty-second round), one call at a time stored
-/// as many rows a second as any other setting tried (two or four calls,
-/// or two lines of one call each) for eight users, and more for one:
-/// calls for the same user wait for each other's row lock.
+/// creations gather for the call after it. With 8 clients, one call at a
+/// time stored as many rows a second as any other setting tried (two or
+/// four calls, or two lines of one call each) for eight users, and more
+/// for one: calls for the same user wait for each other's row lock.
 const MAX_CALLS: usize = 1;
 
 /// The longest a call waits for creations it expects: after a call of
 /// several, those its clients, just answered, are sending next. Without
 /// it, a call took only the creations already waiting, and eight clients'
-/// creations went in two alternating halves (3.9 a call measured, one half
-/// waiting for the other's call), each half paying a call's fixed cost
-/// (docs/performance.md, twenty-fourth round). At most this much is added
-/// to a creation's time when fewer come than expected.
+/// creations went in two alternating halves (one half waiting for the
+/// other's call), each half paying a call's fixed cost. At most this much
+/// is added to a creation's time when fewer come than expected.
 const GATHER: Duration = Duration::from_millis(1);
 
 /// What a creation is answered.
