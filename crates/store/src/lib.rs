@@ -35,6 +35,9 @@ mod change_stamp;
 mod db_errors;
 mod deadline;
 mod group_commit;
+mod sql_conn;
+mod sql_decode;
+mod sql_steps;
 mod sql_text;
 mod sync_reads;
 

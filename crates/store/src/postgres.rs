@@ -19,6 +19,18 @@ const JSON_ARRAY: &str = "json_build_array";
 /// nest it: as it is (a `json` column nests by itself).
 const JSON_NESTED: &str = "";
 
+impl crate::sql_conn::Dialect for Db {
+    const JSON_AGG: &'static str = JSON_AGG;
+    const JSON_ARRAY: &'static str = JSON_ARRAY;
+    const JSON_NESTED: &'static str = JSON_NESTED;
+
+    fn texts() -> &'static crate::sql_conn::DialectTexts {
+        static TEXTS: std::sync::LazyLock<crate::sql_conn::DialectTexts> =
+            std::sync::LazyLock::new(crate::sql_decode::dialect_texts::<Db>);
+        &TEXTS
+    }
+}
+
 /// How long a request waits for a connection before the database counts
 /// as unavailable (503 with `Retry-After`), well inside the request
 /// deadline.
@@ -258,10 +270,7 @@ impl SqlStore {
 }
 
 include!("sql_store.rs");
-include!("sql_bind.rs");
 include!("sql_schema.rs");
-include!("sql_decode.rs");
-include!("sql_steps.rs");
 include!("sql_series.rs");
 include!("sql_users.rs");
 include!("sql_accounts.rs");

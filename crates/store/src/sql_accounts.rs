@@ -12,7 +12,7 @@ impl SqlStore {
         ctx: WriteContext,
     ) -> StoreResult<(AccountView, Option<TransactionId>)> {
         let mut tx = self.begin_write(user).await?;
-        let pay_from = pay_from_for(&mut tx, user, changes).await?;
+        let pay_from = pay_from_for(&mut *tx, user, changes).await?;
         let state =
             account_rules::apply_changes(None, changes, pay_from.as_ref(), default_currency)?;
         let id = AccountId::new();
@@ -29,8 +29,8 @@ impl SqlStore {
         .bind(format_timestamp(ctx.now))
         .execute(&mut *tx)
         .await?;
-        write_account_state(&mut tx, id, &state).await?;
-        let account = fetch_account(&mut tx, user, id)
+        write_account_state(&mut *tx, id, &state).await?;
+        let account = fetch_account(&mut *tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?
             .account;
@@ -54,7 +54,7 @@ impl SqlStore {
                     hide_from_results: true,
                 };
                 insert_transaction(
-                    &mut tx,
+                    &mut *tx,
                     RowInsert {
                         id: row_id,
                         user,
@@ -71,7 +71,7 @@ impl SqlStore {
             }
             _ => None,
         };
-        let view = fetch_account(&mut tx, user, id)
+        let view = fetch_account(&mut *tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
         tx.commit().await?;
@@ -85,10 +85,10 @@ impl SqlStore {
         changes: &AccountChanges,
     ) -> StoreResult<AccountView> {
         let mut tx = self.begin_write(user).await?;
-        let current = fetch_account(&mut tx, user, id)
+        let current = fetch_account(&mut *tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
-        let pay_from = pay_from_for(&mut tx, user, changes).await?;
+        let pay_from = pay_from_for(&mut *tx, user, changes).await?;
         let state = account_rules::apply_changes(
             Some(&current.account),
             changes,
@@ -107,8 +107,8 @@ impl SqlStore {
             .execute(&mut *tx)
             .await?;
         }
-        write_account_state(&mut tx, id, &state).await?;
-        let view = fetch_account(&mut tx, user, id)
+        write_account_state(&mut *tx, id, &state).await?;
+        let view = fetch_account(&mut *tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
         tx.commit().await?;

@@ -31,7 +31,7 @@ async fn fetch_budgets(
         query.push(" AND b.id = ").push_bind(id.to_string());
     }
     query.push(" ORDER BY b.created_at, b.id, l.from_month");
-    let rows = query.query()?.fetch_all(&mut *conn).await?;
+    let rows = query.fetch_all(&mut *conn).await?;
     let mut out: Vec<Budget> = Vec::new();
     for row in &rows {
         let id = BudgetId(get_uuid(row, "id")?);

@@ -181,7 +181,7 @@ impl SqlStore {
             // Dropping `tx` rolls the version bump back.
             return Err(StoreError::Stale);
         }
-        let card = fetch_account(&mut tx, user, payment.card_id)
+        let card = fetch_account(&mut *tx, user, payment.card_id)
             .await?
             .ok_or(StoreError::NotFound)?
             .account;
@@ -214,7 +214,7 @@ impl SqlStore {
                 group: payment.group,
                 bank_side,
             };
-            mark_payment_leg(&mut tx, id, &leg).await?;
+            mark_payment_leg(&mut *tx, id, &leg).await?;
         }
         tx.commit().await?;
         Ok(())

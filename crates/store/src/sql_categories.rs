@@ -10,7 +10,7 @@ impl SqlStore {
         now: Timestamp,
     ) -> StoreResult<Category> {
         let mut tx = self.begin_write(user).await?;
-        let visible = fetch_categories(&mut tx, user).await?;
+        let visible = fetch_categories(&mut *tx, user).await?;
         let state = category_rules::apply_changes(None, changes, &visible)?;
         let id = CategoryId::new();
         sqlx::query(
@@ -26,8 +26,8 @@ impl SqlStore {
         .bind(format_timestamp(now))
         .execute(&mut *tx)
         .await?;
-        set_category_archived(&mut tx, user, id, state.archived).await?;
-        let created = fetch_categories(&mut tx, user)
+        set_category_archived(&mut *tx, user, id, state.archived).await?;
+        let created = fetch_categories(&mut *tx, user)
             .await?
             .into_iter()
             .find(|c| c.id == id)
@@ -43,7 +43,7 @@ impl SqlStore {
         changes: &CategoryChanges,
     ) -> StoreResult<Category> {
         let mut tx = self.begin_write(user).await?;
-        let visible = fetch_categories(&mut tx, user).await?;
+        let visible = fetch_categories(&mut *tx, user).await?;
         let current = visible
             .iter()
             .find(|c| c.id == id)
@@ -63,8 +63,8 @@ impl SqlStore {
             .execute(&mut *tx)
             .await?;
         }
-        set_category_archived(&mut tx, user, id, state.archived).await?;
-        let updated = fetch_categories(&mut tx, user)
+        set_category_archived(&mut *tx, user, id, state.archived).await?;
+        let updated = fetch_categories(&mut *tx, user)
             .await?
             .into_iter()
             .find(|c| c.id == id)
@@ -80,7 +80,7 @@ impl SqlStore {
         replacement: Option<CategoryId>,
     ) -> StoreResult<CategoryDeletion> {
         let mut tx = self.begin_write(user).await?;
-        let visible = fetch_categories(&mut tx, user).await?;
+        let visible = fetch_categories(&mut *tx, user).await?;
         let current = visible
             .iter()
             .find(|c| c.id == id)

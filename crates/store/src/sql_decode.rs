@@ -1,90 +1,116 @@
-// Decoding: row getters, `*_from_row`, the column lists and the entry
-// query that reads rows with their tags. Included by `sqlite.rs` and
-// `postgres.rs` with the other `sql_*.rs` files, sharing `sql_store.rs` imports.
+//! Decoding: row getters, `*_from_row`, the column lists and the entry
+//! query that reads rows with their tags, for either backend.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use jiff::civil::Date;
+use uuid::Uuid;
+
+use cofre_domain::account::{
+    self as account_rules, Account, AccountState, AccountType, CreditSettings, SubType,
+};
+use cofre_domain::auth::{ApiKey, parse_scopes};
+use cofre_domain::category::Category;
+use cofre_domain::profile::Profile;
+use cofre_domain::tag::Tag;
+use cofre_domain::text::sort_by_title;
+use cofre_domain::time::{parse_date, parse_timestamp};
+use cofre_domain::transaction::{
+    EntryId, InstallmentRef, Source, TagRef, Transaction, TransactionState, TxStatus, TxType,
+};
+use cofre_domain::view::list_order;
+use cofre_domain::{
+    AccountId, ApiKeyId, CategoryId, Money, PurchaseId, RuleId, TagId, TransactionId, UserId,
+};
+
+use crate::sql_conn::{Conn, Dialect, DialectTexts, SqlRow};
+use crate::sql_text::Sql;
+use crate::{AccountView, FoundKey, StoreError, StoreResult};
 
 // ---------------------------------------------------------------- decoding
 
 #[cold]
-fn corrupt(what: &str, value: &str) -> StoreError {
+pub(crate) fn corrupt(what: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("{what}: {value:?}"))
 }
 
-fn get_uuid(row: &DbRow, col: &str) -> StoreResult<Uuid> {
-    let text: String = row.try_get(col)?;
+pub(crate) fn get_uuid(row: &impl SqlRow, col: &str) -> StoreResult<Uuid> {
+    let text: String = row.col(col)?;
     Uuid::try_parse(&text).map_err(|_| corrupt(col, &text))
 }
 
-fn get_opt_uuid(row: &DbRow, col: &str) -> StoreResult<Option<Uuid>> {
-    let text: Option<String> = row.try_get(col)?;
+pub(crate) fn get_opt_uuid(row: &impl SqlRow, col: &str) -> StoreResult<Option<Uuid>> {
+    let text: Option<String> = row.col(col)?;
     text.map(|t| Uuid::try_parse(&t).map_err(|_| corrupt(col, &t)))
         .transpose()
 }
 
-fn get_ts(row: &DbRow, col: &str) -> StoreResult<Timestamp> {
-    let text: String = row.try_get(col)?;
+pub(crate) fn get_ts(row: &impl SqlRow, col: &str) -> StoreResult<Timestamp> {
+    let text: String = row.col(col)?;
     parse_ts(col, &text)
 }
 
-fn parse_ts(column: &str, text: &str) -> StoreResult<Timestamp> {
+pub(crate) fn parse_ts(column: &str, text: &str) -> StoreResult<Timestamp> {
     parse_timestamp(text).ok_or_else(|| corrupt(column, text))
 }
 
-fn get_date(row: &DbRow, col: &str) -> StoreResult<Date> {
-    let text: String = row.try_get(col)?;
+pub(crate) fn get_date(row: &impl SqlRow, col: &str) -> StoreResult<Date> {
+    let text: String = row.col(col)?;
     parse_date(&text).ok_or_else(|| corrupt(col, &text))
 }
 
-fn get_opt_date(row: &DbRow, col: &str) -> StoreResult<Option<Date>> {
-    let text: Option<String> = row.try_get(col)?;
+pub(crate) fn get_opt_date(row: &impl SqlRow, col: &str) -> StoreResult<Option<Date>> {
+    let text: Option<String> = row.col(col)?;
     text.map(|t| parse_date(&t).ok_or_else(|| corrupt(col, &t)))
         .transpose()
 }
 
-fn get_opt_money(row: &DbRow, col: &str) -> StoreResult<Option<Money>> {
-    let cents: Option<i64> = row.try_get(col)?;
+pub(crate) fn get_opt_money(row: &impl SqlRow, col: &str) -> StoreResult<Option<Money>> {
+    let cents: Option<i64> = row.col(col)?;
     Ok(cents.map(Money::from_cents))
 }
 
-fn get_day(row: &DbRow, col: &str) -> StoreResult<Option<u8>> {
-    let day: Option<i32> = row.try_get(col)?;
+pub(crate) fn get_day(row: &impl SqlRow, col: &str) -> StoreResult<Option<u8>> {
+    let day: Option<i32> = row.col(col)?;
     day.map(|d| u8::try_from(d).map_err(|_| corrupt(col, &d.to_string())))
         .transpose()
 }
 
-fn opt_string<T: ToString>(value: Option<T>) -> Option<String> {
+pub(crate) fn opt_string<T: ToString>(value: Option<T>) -> Option<String> {
     value.map(|v| v.to_string())
 }
 
-fn profile_from_row(row: &DbRow) -> StoreResult<Profile> {
+pub(crate) fn profile_from_row(row: &impl SqlRow) -> StoreResult<Profile> {
     Ok(Profile {
         id: UserId(get_uuid(row, "id")?),
-        name: row.try_get("name")?,
+        name: row.col("name")?,
         wage: get_opt_money(row, "wage_cents")?,
         monthly_living_cost: get_opt_money(row, "monthly_living_cost_cents")?,
-        has_spouse: row.try_get("has_spouse")?,
-        has_children: row.try_get("has_children")?,
-        is_entrepreneur: row.try_get("is_entrepreneur")?,
+        has_spouse: row.col("has_spouse")?,
+        has_children: row.col("has_children")?,
+        is_entrepreneur: row.col("is_entrepreneur")?,
     })
 }
 
 /// The columns of [`API_KEY_COLUMNS`], in that order, as text.
 #[derive(serde::Deserialize)]
-struct RawKey(
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    String,
-    Option<String>,
+pub(crate) struct RawKey(
+    pub(crate) String,
+    pub(crate) String,
+    pub(crate) String,
+    pub(crate) String,
+    pub(crate) Option<String>,
+    pub(crate) String,
+    pub(crate) Option<String>,
 );
 
 /// An `api_keys` row's columns, the table named `k`.
-const API_KEY_COLUMNS: &str =
+pub(crate) const API_KEY_COLUMNS: &str =
     "k.id, k.user_id, k.secret_hash, k.scopes, k.label, k.created_at, k.revoked_at";
 
 impl RawKey {
-    fn into_key(self) -> StoreResult<ApiKey> {
+    pub(crate) fn into_key(self) -> StoreResult<ApiKey> {
         let RawKey(id, user_id, secret_hash, scopes, label, created_at, revoked_at) = self;
         Ok(ApiKey {
             id: ApiKeyId(parse_uuid("id", &id)?),
@@ -98,15 +124,15 @@ impl RawKey {
     }
 }
 
-fn api_key_from_row(row: &DbRow) -> StoreResult<ApiKey> {
+pub(crate) fn api_key_from_row(row: &impl SqlRow) -> StoreResult<ApiKey> {
     RawKey(
-        row.try_get("id")?,
-        row.try_get("user_id")?,
-        row.try_get("secret_hash")?,
-        row.try_get("scopes")?,
-        row.try_get("label")?,
-        row.try_get("created_at")?,
-        row.try_get("revoked_at")?,
+        row.col("id")?,
+        row.col("user_id")?,
+        row.col("secret_hash")?,
+        row.col("scopes")?,
+        row.col("label")?,
+        row.col("created_at")?,
+        row.col("revoked_at")?,
     )
     .into_key()
 }
@@ -114,7 +140,7 @@ fn api_key_from_row(row: &DbRow) -> StoreResult<ApiKey> {
 /// A key and its owner's view version, as the key lookup's one value
 /// gives them: a JSON array of the key's [`API_KEY_COLUMNS`] (an array)
 /// and the version.
-fn decode_found_key(text: &str) -> StoreResult<FoundKey> {
+pub(crate) fn decode_found_key(text: &str) -> StoreResult<FoundKey> {
     let (key, view_version): (RawKey, i64) =
         serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("api key: {e}")))?;
     Ok(FoundKey {
@@ -123,33 +149,33 @@ fn decode_found_key(text: &str) -> StoreResult<FoundKey> {
     })
 }
 
-const ACCOUNT_COLUMNS: &str = "a.id, a.user_id, a.type, a.sub_type, a.title, a.archived, \
+pub(crate) const ACCOUNT_COLUMNS: &str = "a.id, a.user_id, a.type, a.sub_type, a.title, a.archived, \
     a.exclude_from_totals, a.currency, a.credit_close_day, a.credit_due_day, \
     a.credit_cycle_auto, a.credit_limit_cents, a.pay_bill_from_account_id, a.icon_id, \
     a.card_icon_id, a.open_finance_connected, a.connector_name, a.card_holders, a.created_at";
 
 /// Balance of every account: POSTED rows, CREDIT adds and DEBIT subtracts,
 /// as the triggers of migration 0006 keep it (never a sum over history).
-const BALANCE_COLUMN: &str = "CAST(COALESCE((SELECT b.posted_cents FROM account_balances b \
+pub(crate) const BALANCE_COLUMN: &str = "CAST(COALESCE((SELECT b.posted_cents FROM account_balances b \
     WHERE b.account_id = a.id), 0) AS BIGINT) AS balance_cents";
 
-fn account_from_row(row: &DbRow) -> StoreResult<Account> {
-    let type_text: String = row.try_get("type")?;
+pub(crate) fn account_from_row(row: &impl SqlRow) -> StoreResult<Account> {
+    let type_text: String = row.col("type")?;
     let account_type = AccountType::parse(&type_text).ok_or_else(|| corrupt("type", &type_text))?;
-    let sub_text: String = row.try_get("sub_type")?;
+    let sub_text: String = row.col("sub_type")?;
     let sub_type = SubType::parse(&sub_text).ok_or_else(|| corrupt("sub_type", &sub_text))?;
     let credit = match account_type {
         AccountType::Credit => Some(CreditSettings {
             close_day: get_day(row, "credit_close_day")?.unwrap_or(1),
             due_day: get_day(row, "credit_due_day")?.unwrap_or(account_rules::DEFAULT_DUE_DAY),
             cycle_auto: row
-                .try_get::<Option<bool>, _>("credit_cycle_auto")?
+                .col::<Option<bool>>("credit_cycle_auto")?
                 .unwrap_or(true),
             limit: get_opt_money(row, "credit_limit_cents")?.unwrap_or(Money::ZERO),
         }),
         AccountType::Bank => None,
     };
-    let holders: Option<String> = row.try_get("card_holders")?;
+    let holders: Option<String> = row.col("card_holders")?;
     let card_holders = holders
         .map(|h| {
             serde_json::from_str::<BTreeMap<String, String>>(&h)
@@ -162,59 +188,59 @@ fn account_from_row(row: &DbRow) -> StoreResult<Account> {
         state: AccountState {
             account_type,
             sub_type,
-            title: row.try_get("title")?,
-            archived: row.try_get("archived")?,
-            exclude_from_totals: row.try_get("exclude_from_totals")?,
-            currency: row.try_get("currency")?,
+            title: row.col("title")?,
+            archived: row.col("archived")?,
+            exclude_from_totals: row.col("exclude_from_totals")?,
+            currency: row.col("currency")?,
             credit,
             pay_bill_from_account_id: get_opt_uuid(row, "pay_bill_from_account_id")?.map(AccountId),
-            icon_id: row.try_get("icon_id")?,
-            card_icon_id: row.try_get("card_icon_id")?,
+            icon_id: row.col("icon_id")?,
+            card_icon_id: row.col("card_icon_id")?,
         },
-        open_finance_connected: row.try_get("open_finance_connected")?,
-        connector_name: row.try_get("connector_name")?,
+        open_finance_connected: row.col("open_finance_connected")?,
+        connector_name: row.col("connector_name")?,
         card_holders,
         created_at: get_ts(row, "created_at")?,
     })
 }
 
-fn account_view_from_row(row: &DbRow) -> StoreResult<AccountView> {
+pub(crate) fn account_view_from_row(row: &impl SqlRow) -> StoreResult<AccountView> {
     Ok(AccountView {
         account: account_from_row(row)?,
-        balance: Money::from_cents(row.try_get("balance_cents")?),
+        balance: Money::from_cents(row.col("balance_cents")?),
     })
 }
 
-const CATEGORY_SELECT: &str = "SELECT c.id, c.user_id, c.title, c.parent_id, c.icon_id, \
+pub(crate) const CATEGORY_SELECT: &str = "SELECT c.id, c.user_id, c.title, c.parent_id, c.icon_id, \
     c.color_hex, c.created_at, ca.category_id AS archived_id FROM categories c \
     LEFT JOIN category_archives ca ON ca.category_id = c.id AND ca.user_id = $1 \
     WHERE c.user_id IS NULL OR c.user_id = $1";
 
-fn category_from_row(row: &DbRow) -> StoreResult<Category> {
-    let archived: Option<String> = row.try_get("archived_id")?;
+pub(crate) fn category_from_row(row: &impl SqlRow) -> StoreResult<Category> {
+    let archived: Option<String> = row.col("archived_id")?;
     Ok(Category {
         id: CategoryId(get_uuid(row, "id")?),
         owner: get_opt_uuid(row, "user_id")?.map(UserId),
-        title: row.try_get("title")?,
+        title: row.col("title")?,
         parent_id: get_opt_uuid(row, "parent_id")?.map(CategoryId),
-        icon_id: row.try_get("icon_id")?,
-        color_hex: row.try_get("color_hex")?,
+        icon_id: row.col("icon_id")?,
+        color_hex: row.col("color_hex")?,
         archived: archived.is_some(),
         created_at: get_ts(row, "created_at")?,
     })
 }
 
-fn tag_from_row(row: &DbRow) -> StoreResult<Tag> {
+pub(crate) fn tag_from_row(row: &impl SqlRow) -> StoreResult<Tag> {
     Ok(Tag {
         id: TagId(get_uuid(row, "id")?),
         user_id: UserId(get_uuid(row, "user_id")?),
-        title: row.try_get("title")?,
-        color_hex: row.try_get("color_hex")?,
+        title: row.col("title")?,
+        color_hex: row.col("color_hex")?,
         created_at: get_ts(row, "created_at")?,
     })
 }
 
-const TX_COLUMNS: &str = "t.id, t.account_id, t.date, t.type, t.status, \
+pub(crate) const TX_COLUMNS: &str = "t.id, t.account_id, t.date, t.type, t.status, \
     t.amount_cents, t.currency, t.description, t.notes, t.bill_to_account_id, t.category_id, \
     t.recurrence_id, t.recurrence_period_date, t.installment_purchase_id, t.installment_number, \
     t.transfer_group_id, t.created_by_user, t.source, t.hide_from_results, t.card_number, \
@@ -222,11 +248,11 @@ const TX_COLUMNS: &str = "t.id, t.account_id, t.date, t.type, t.status, \
     ip.installment_count AS plan_count, ip.total_cents AS plan_total";
 
 /// Rows with the purchase they are an installment of.
-const TX_FROM: &str =
+pub(crate) const TX_FROM: &str =
     "FROM transactions t LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id";
 
 /// The output names of [`TX_COLUMNS`], in order.
-const TX_NAMES: &str = "p.id, p.account_id, p.date, p.type, p.status, \
+pub(crate) const TX_NAMES: &str = "p.id, p.account_id, p.date, p.type, p.status, \
     p.amount_cents, p.currency, p.description, p.notes, p.bill_to_account_id, p.category_id, \
     p.recurrence_id, p.recurrence_period_date, p.installment_purchase_id, p.installment_number, \
     p.transfer_group_id, p.created_by_user, p.source, p.hide_from_results, p.card_number, \
@@ -239,79 +265,47 @@ const TX_NAMES: &str = "p.id, p.account_id, p.date, p.type, p.status, \
 /// `tag_count` (migration 0016) says they have some. Push its WHERE,
 /// ORDER BY and LIMIT, then read it with [`fetch_entries`] (inside a
 /// write) or [`SqlStore::read_entries`].
-fn entries_query() -> Sql {
-    static SELECT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        format!(
+pub(crate) fn entries_query<D: Dialect>() -> Sql {
+    Sql::new(D::texts().entries_select.as_str())
+}
+
+/// The statement texts of `D`'s dialect, built once by [`Dialect::texts`].
+pub(crate) fn dialect_texts<D: Dialect>() -> DialectTexts {
+    let (json_agg, json_array, json_nested) = (D::JSON_AGG, D::JSON_ARRAY, D::JSON_NESTED);
+    DialectTexts {
+        entries_select: format!(
             "SELECT {TX_COLUMNS}, CASE WHEN t.tag_count > 0 THEN \
-             (SELECT {JSON_AGG}({JSON_ARRAY}(g.id, g.title, g.color_hex)) \
+             (SELECT {json_agg}({json_array}(g.id, g.title, g.color_hex)) \
              FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id \
              WHERE tt.transaction_id = t.id) END AS tags {TX_FROM}"
-        )
-    });
-    Sql::new(SELECT.as_str())
+        ),
+        entries_page_before: format!(
+            "SELECT CAST(COALESCE({json_agg}({json_array}({TX_NAMES}, {json_nested}(p.tags))), \
+             '[]') AS TEXT) AS page FROM ("
+        ),
+    }
 }
 
 /// An [`entries_query`]'s rows as ONE value, a JSON array of rows: the
 /// driver hands over one value in one statement instead of one row (and
 /// one thread hand-off) per entry. The aggregate need not keep the rows'
 /// order.
-fn entries_page(query: &Sql) -> Sql {
-    static BEFORE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        format!(
-            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TX_NAMES}, {JSON_NESTED}(p.tags))), \
-             '[]') AS TEXT) AS page FROM ("
-        )
-    });
-    query.within(&BEFORE, ") p")
+pub(crate) fn entries_page<D: Dialect>(query: &Sql) -> Sql {
+    query.within(&D::texts().entries_page_before, ") p")
 }
 
 /// Runs an [`entries_query`] and decodes its rows, with their tags. The
 /// order of the rows is not kept: callers sort when it matters.
-async fn fetch_entries(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn fetch_entries<C: Conn>(
+    conn: &mut C,
     query: Sql,
 ) -> StoreResult<Vec<Transaction>> {
-    let text: String = entries_page(&query)
-        .query_scalar()?
-        .fetch_one(&mut *conn)
-        .await?;
+    let text: String = entries_page::<C::Db>(&query).scalar(&mut *conn).await?;
     decode_entries(&text)
 }
 
-impl SqlStore {
-    /// [`fetch_entries`] outside a write, as short reads run, for a query
-    /// of at most `expected` rows: [`Self::read_entries_while`] keeping
-    /// every row.
-    async fn read_entries(&self, query: Sql, expected: usize) -> StoreResult<Vec<Transaction>> {
-        let (rows, _) = self.read_entries_while(query, expected, |_| true).await?;
-        Ok(rows)
-    }
-
-    /// The rows of a list query (ordered as [`list_order`] orders them) in
-    /// that order, up to the first one `keep` refuses: that row and the
-    /// rest are left out, and the second value says one was. Rows read
-    /// one by one stop there; a JSON page is read whole and cut after.
-    async fn read_entries_while(
-        &self,
-        query: Sql,
-        expected: usize,
-        mut keep: impl FnMut(&Transaction) -> bool + Send,
-    ) -> StoreResult<(Vec<Transaction>, bool)> {
-        if let Some(rows) = self.reads.entries(&query, expected, &mut keep).await {
-            return rows;
-        }
-        let mut rows = decode_entries(&self.read_array(entries_page(&query)).await?)?;
-        // The JSON page need not keep the query's order: restore it.
-        newest_first(&mut rows);
-        let kept = rows.iter().take_while(|row| keep(row)).count();
-        let refused = kept < rows.len();
-        rows.truncate(kept);
-        Ok((rows, refused))
-    }
-}
-
 /// The rows of an [`entries_query`]'s one value.
-fn decode_entries(text: &str) -> StoreResult<Vec<Transaction>> {
+pub(crate) fn decode_entries(text: &str) -> StoreResult<Vec<Transaction>> {
     let raw: Vec<RawTx> = serde_json::from_str(text)
         .map_err(|e| StoreError::Corrupt(format!("transaction rows: {e}")))?;
     raw.into_iter().map(RawTx::into_transaction).collect()
@@ -320,17 +314,17 @@ fn decode_entries(text: &str) -> StoreResult<Vec<Transaction>> {
 /// Stored rows in list order, as the SQL orders them: newest day first,
 /// ids ascending within a day ([`list_order`], which compares the ids
 /// without printing them).
-fn newest_first(rows: &mut [Transaction]) {
+pub(crate) fn newest_first(rows: &mut [Transaction]) {
     rows.sort_by(list_order);
 }
 
 /// A boolean as each backend writes it in JSON: `true` or `1`. Read by a
 /// visitor of its own: serde's untagged enums buffer the value and build
 /// an error for each variant that does not match, on every row.
-struct JsonBool(bool);
+pub(crate) struct JsonBool(pub(crate) bool);
 
 impl JsonBool {
-    fn get(self) -> bool {
+    pub(crate) fn get(self) -> bool {
         self.0
     }
 }
@@ -367,46 +361,46 @@ impl<'de> serde::Deserialize<'de> for JsonBool {
 /// parsed (ids, days, names) is taken as bytes, [`Ascii`]: parsing checks
 /// every byte, so checking them as UTF-8 first is work done twice.
 #[derive(serde::Deserialize)]
-struct RawTx<'a>(
-    #[serde(borrow)] Ascii<'a>,
-    #[serde(borrow)] Ascii<'a>,
-    #[serde(borrow)] Ascii<'a>,
-    #[serde(borrow)] Ascii<'a>,
-    #[serde(borrow)] Ascii<'a>,
-    i64,
-    String,
-    String,
-    Option<String>,
-    #[serde(borrow)] Option<Ascii<'a>>,
-    #[serde(borrow)] Option<Ascii<'a>>,
-    #[serde(borrow)] Option<Ascii<'a>>,
-    #[serde(borrow)] Option<Ascii<'a>>,
-    #[serde(borrow)] Option<Ascii<'a>>,
-    Option<i64>,
-    #[serde(borrow)] Option<Ascii<'a>>,
-    JsonBool,
-    #[serde(borrow)] Ascii<'a>,
-    JsonBool,
-    Option<String>,
-    Option<String>,
-    JsonBool,
-    Option<String>,
-    Option<String>,
-    JsonBool,
-    Option<i64>,
-    Option<i64>,
-    #[serde(borrow)] Option<Vec<RawTag<'a>>>,
+pub(crate) struct RawTx<'a>(
+    #[serde(borrow)] pub(crate) Ascii<'a>,
+    #[serde(borrow)] pub(crate) Ascii<'a>,
+    #[serde(borrow)] pub(crate) Ascii<'a>,
+    #[serde(borrow)] pub(crate) Ascii<'a>,
+    #[serde(borrow)] pub(crate) Ascii<'a>,
+    pub(crate) i64,
+    pub(crate) String,
+    pub(crate) String,
+    pub(crate) Option<String>,
+    #[serde(borrow)] pub(crate) Option<Ascii<'a>>,
+    #[serde(borrow)] pub(crate) Option<Ascii<'a>>,
+    #[serde(borrow)] pub(crate) Option<Ascii<'a>>,
+    #[serde(borrow)] pub(crate) Option<Ascii<'a>>,
+    #[serde(borrow)] pub(crate) Option<Ascii<'a>>,
+    pub(crate) Option<i64>,
+    #[serde(borrow)] pub(crate) Option<Ascii<'a>>,
+    pub(crate) JsonBool,
+    #[serde(borrow)] pub(crate) Ascii<'a>,
+    pub(crate) JsonBool,
+    pub(crate) Option<String>,
+    pub(crate) Option<String>,
+    pub(crate) JsonBool,
+    pub(crate) Option<String>,
+    pub(crate) Option<String>,
+    pub(crate) JsonBool,
+    pub(crate) Option<i64>,
+    pub(crate) Option<i64>,
+    #[serde(borrow)] pub(crate) Option<Vec<RawTag<'a>>>,
 );
 
 /// A tag of a row as the `tags` column of [`entries_query`] lists it.
-type RawTag<'a> = (Ascii<'a>, String, String);
+pub(crate) type RawTag<'a> = (Ascii<'a>, String, String);
 
 /// Text a row holds that is parsed, not kept (an id, a day, a name), as
 /// its bytes: the parser accepts only ASCII, so the text needs no UTF-8
 /// check of its own. Borrowed from a JSON page (such text has no escapes)
 /// or from a row read column by column.
 #[derive(Clone, Copy)]
-struct Ascii<'a>(&'a [u8]);
+pub(crate) struct Ascii<'a>(pub(crate) &'a [u8]);
 
 impl AsRef<[u8]> for Ascii<'_> {
     fn as_ref(&self) -> &[u8] {
@@ -439,7 +433,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Ascii<'a> {
 /// A row's tags (the `tags` column of [`entries_query`], nested in the
 /// JSON page or read as the column's text; NULL, and not parsed, for a
 /// row without tags), ordered by title.
-fn parse_tags(raw: Vec<RawTag<'_>>) -> StoreResult<Vec<TagRef>> {
+pub(crate) fn parse_tags(raw: Vec<RawTag<'_>>) -> StoreResult<Vec<TagRef>> {
     let mut tags = raw
         .into_iter()
         .map(|(id, title, color_hex)| {
@@ -454,23 +448,23 @@ fn parse_tags(raw: Vec<RawTag<'_>>) -> StoreResult<Vec<TagRef>> {
     Ok(tags)
 }
 
-fn parse_uuid(column: &str, text: impl AsRef<[u8]>) -> StoreResult<Uuid> {
+pub(crate) fn parse_uuid(column: &str, text: impl AsRef<[u8]>) -> StoreResult<Uuid> {
     let text = text.as_ref();
     Uuid::try_parse_ascii(text).map_err(|_| corrupt_bytes(column, text))
 }
 
-fn parse_opt_uuid(column: &str, text: Option<Ascii>) -> StoreResult<Option<Uuid>> {
+pub(crate) fn parse_opt_uuid(column: &str, text: Option<Ascii>) -> StoreResult<Option<Uuid>> {
     text.map(|t| parse_uuid(column, t)).transpose()
 }
 
-fn parse_day(column: &str, text: impl AsRef<[u8]>) -> StoreResult<Date> {
+pub(crate) fn parse_day(column: &str, text: impl AsRef<[u8]>) -> StoreResult<Date> {
     let text = text.as_ref();
     parse_date(text).ok_or_else(|| corrupt_bytes(column, text))
 }
 
 /// [`corrupt`] for text taken as bytes.
 #[cold]
-fn corrupt_bytes(what: &str, value: &[u8]) -> StoreError {
+pub(crate) fn corrupt_bytes(what: &str, value: &[u8]) -> StoreError {
     corrupt(what, &String::from_utf8_lossy(value))
 }
 
@@ -478,7 +472,7 @@ impl RawTx<'_> {
     /// The entry, with its tags. Inlined, so the row's fields go straight
     /// into the entry instead of through a copy of the whole row.
     #[inline(always)]
-    fn into_transaction(self) -> StoreResult<Transaction> {
+    pub(crate) fn into_transaction(self) -> StoreResult<Transaction> {
         let RawTx(
             id,
             account_id,

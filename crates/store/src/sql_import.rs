@@ -30,7 +30,7 @@ impl SqlStore {
         ctx: WriteContext,
     ) -> StoreResult<ImportSummary> {
         let mut tx = self.begin_write(user).await?;
-        let account = fetch_account(&mut tx, user, account)
+        let account = fetch_account(&mut *tx, user, account)
             .await?
             .ok_or(StoreError::NotFound)?
             .account;
@@ -101,7 +101,7 @@ async fn insert_statement_rows(
     // The unique index holds only rows with a bank id (migration 0017):
     // the conflict target names its condition.
     query.push(" ON CONFLICT (account_id, external_id) WHERE external_id IS NOT NULL DO NOTHING");
-    let done = query.query()?.execute(&mut *conn).await?;
+    let done = query.execute(&mut *conn).await?;
     // At most `rows.len()` rows can have been inserted.
-    Ok(usize::try_from(done.rows_affected()).map_or(rows.len(), |n| n.min(rows.len())))
+    Ok(usize::try_from(done).map_or(rows.len(), |n| n.min(rows.len())))
 }

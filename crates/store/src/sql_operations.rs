@@ -59,7 +59,7 @@ async fn fetch_group(
     user: UserId,
     group: Uuid,
 ) -> StoreResult<Vec<Transaction>> {
-    let mut query = entries_query();
+    let mut query = entries_query::<Db>();
     query
         .push(" WHERE t.user_id = ")
         .push_bind(user.to_string());
@@ -132,8 +132,7 @@ async fn check_bulk_ids(
     query.push_bind(user.to_string());
     push_id_list(&mut query, "id", ids);
     let found: std::collections::HashSet<String> = query
-        .query_scalar()?
-        .fetch_all(&mut *conn)
+        .scalars::<String, _>(&mut *conn)
         .await?
         .into_iter()
         .collect();
@@ -195,12 +194,12 @@ impl SqlStore {
     ) -> StoreResult<Vec<TransactionId>> {
         let mut tx = self.begin_write(user).await?;
         let mut rows = vec![
-            fetch_transaction(&mut tx, user, id)
+            fetch_transaction(&mut *tx, user, id)
                 .await?
                 .ok_or(StoreError::NotFound)?,
         ];
         if let Some(other) = counterpart {
-            let row = fetch_transaction(&mut tx, user, other)
+            let row = fetch_transaction(&mut *tx, user, other)
                 .await?
                 .ok_or_else(|| DomainError::field("counterpart_id", "no such transaction"))?;
             rows.push(row);
@@ -229,7 +228,7 @@ impl SqlStore {
         now: Timestamp,
     ) -> StoreResult<Vec<TransactionId>> {
         let mut tx = self.begin_write(user).await?;
-        let row = fetch_transaction(&mut tx, user, id)
+        let row = fetch_transaction(&mut *tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
         let rows = match row.transfer_group_id {
@@ -264,7 +263,7 @@ impl SqlStore {
         if let Some(ids) = &request.ids {
             check_bulk_ids(&mut tx, user, ids).await?;
         }
-        let mut query = entries_query();
+        let mut query = entries_query::<Db>();
         match &request.filter {
             Some(filter) => push_filter(&mut query, user, filter, filter.to),
             None => {
@@ -278,7 +277,7 @@ impl SqlStore {
         }
         // A literal, not a bound value: see `list_transactions_of`.
         query.push(format_args!(" LIMIT {}", bulk_rules::MAX_ROWS + 1));
-        let mut rows = fetch_entries(&mut tx, query).await?;
+        let mut rows = fetch_entries(&mut *tx, query).await?;
         if rows.len() > bulk_rules::MAX_ROWS {
             let field = if request.filter.is_some() {
                 "filter"
@@ -304,7 +303,7 @@ impl SqlStore {
         let target_account = match &request.action {
             BulkAction::Set(set) => {
                 check_references(
-                    &mut tx,
+                    &mut *tx,
                     user,
                     bulk_rules::named_category(set),
                     set.changes.tag_ids.as_deref().unwrap_or_default(),
@@ -349,7 +348,7 @@ impl SqlStore {
                     let state = tx_rules::apply_changes(&row.state, &change.changes)
                         .map_err(|e| bulk_rules::prefix_fields(e, "set."))?;
                     update_row_state(
-                        &mut tx,
+                        &mut *tx,
                         user,
                         id,
                         &state,
@@ -371,7 +370,7 @@ impl SqlStore {
                     }
                     // The other legs of a transfer take its amount, date
                     // and status, as a PATCH of one leg does.
-                    follow_leg_changes(&mut tx, user, row, &change.changes, now)
+                    follow_leg_changes(&mut *tx, user, row, &change.changes, now)
                         .await
                         .map_err(|err| match err {
                             StoreError::Invalid(e) => {
@@ -387,7 +386,7 @@ impl SqlStore {
                         insert_tombstone(&mut tx, user, &handle, date, now).await?;
                     }
                     // A transfer leg goes with the other legs of its group.
-                    let deleted = delete_with_legs(&mut tx, user, row).await?;
+                    let deleted = delete_with_legs(&mut *tx, user, row).await?;
                     outcome.receipts.extend(deleted.receipts);
                     gone.extend(deleted.ids);
                     outcome.updated += 1;

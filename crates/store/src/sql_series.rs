@@ -313,7 +313,7 @@ async fn load_series(
             "t.installment_purchase_id",
         ),
     };
-    let mut query = entries_query();
+    let mut query = entries_query::<Db>();
     query
         .push(" WHERE t.user_id = ")
         .push_bind(user.to_string());
@@ -346,40 +346,6 @@ fn handle_source(handle: &Handle) -> String {
         Handle::Installment { purchase_id, .. } => purchase_id.to_string(),
         Handle::Bill { card_id, .. } => card_id.to_string(),
     }
-}
-
-async fn update_row_state(
-    conn: &mut <Db as sqlx::Database>::Connection,
-    user: UserId,
-    id: TransactionId,
-    state: &TransactionState,
-    original_description: Option<&str>,
-    now: Timestamp,
-) -> StoreResult<()> {
-    sqlx::query(
-        "UPDATE transactions SET date = $3, type = $4, status = $5, amount_cents = $6, \
-         description = $7, notes = $8, category_id = $9, hide_from_results = $10, \
-         search_text = $11, updated_at = $12 WHERE id = $1 AND user_id = $2",
-    )
-    .bind(id.to_string())
-    .bind(user.to_string())
-    .bind(format_date(state.date))
-    .bind(state.tx_type.as_str())
-    .bind(state.status.as_str())
-    .bind(state.amount.cents())
-    .bind(state.description.clone())
-    .bind(state.notes.clone())
-    .bind(opt_string(state.category_id))
-    .bind(state.hide_from_results)
-    .bind(search_text(
-        &state.description,
-        state.notes.as_deref(),
-        original_description,
-    ))
-    .bind(format_timestamp(now))
-    .execute(&mut *conn)
-    .await?;
-    replace_tags(conn, id, &state.tag_ids).await
 }
 
 /// Applies a series write inside the caller's transaction; returns the
@@ -579,7 +545,7 @@ async fn load_view_sources(
     if !sources.rules.is_empty() {
         let rules: Vec<RuleId> = sources.rules.iter().map(|r| r.id).collect();
         let query = rule_rows_query(&rules, &from_text, &to_text);
-        for row in &query.query()?.fetch_all(&mut *conn).await? {
+        for row in &query.fetch_all(&mut *conn).await? {
             sources.materialized.insert(Handle::Recurrence {
                 rule_id: RuleId(get_uuid(row, "recurrence_id")?),
                 date: get_date(row, "recurrence_period_date")?,
@@ -589,7 +555,7 @@ async fn load_view_sources(
     if !sources.plans.is_empty() {
         let plans: Vec<PurchaseId> = sources.plans.iter().map(|p| p.id).collect();
         let query = plan_rows_query(&plans);
-        for row in &query.query()?.fetch_all(&mut *conn).await? {
+        for row in &query.fetch_all(&mut *conn).await? {
             let number: i32 = row.try_get("installment_number")?;
             sources.materialized.insert(Handle::Installment {
                 purchase_id: PurchaseId(get_uuid(row, "installment_purchase_id")?),
@@ -640,11 +606,11 @@ impl SqlStore {
         rule: &RecurrenceRule,
     ) -> StoreResult<Created<RecurrenceRule>> {
         let mut tx = self.begin_write(user).await?;
-        fetch_account(&mut tx, user, rule.account_id)
+        fetch_account(&mut *tx, user, rule.account_id)
             .await?
             .ok_or_else(no_such_account)?;
         check_references(
-            &mut tx,
+            &mut *tx,
             user,
             rule.template.category_id,
             &rule.template.tag_ids,
@@ -694,13 +660,13 @@ impl SqlStore {
     ) -> StoreResult<SeriesApplied> {
         let mut tx = self.begin_write(user).await?;
         let state = load_series(&mut tx, user, series).await?;
-        check_references(&mut tx, user, references.category, &references.tags).await?;
+        check_references(&mut *tx, user, references.category, &references.tags).await?;
         let (write, outcome) = op(&state)?;
         let account_id = match &state.series {
             Series::Rule(rule) => rule.account_id,
             Series::Plan(plan) => plan.account_id,
         };
-        let account = fetch_account(&mut tx, user, account_id)
+        let account = fetch_account(&mut *tx, user, account_id)
             .await?
             .ok_or(StoreError::NotFound)?
             .account;

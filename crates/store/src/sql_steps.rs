@@ -1,18 +1,37 @@
-// Shared steps: fetch, insert and check helpers and query filters that
-// the store methods run inside their transactions. Included by `sqlite.rs`
-// and `postgres.rs` with the other `sql_*.rs` files, sharing `sql_store.rs` imports.
+//! Shared steps: fetch, insert and check helpers and query filters that
+//! the store methods run inside their transactions, on either backend.
 
-// ------------------------------------------------------------ shared steps
+use jiff::Timestamp;
+use jiff::civil::Date;
 
-async fn fetch_account(
-    conn: &mut <Db as sqlx::Database>::Connection,
+use cofre_domain::account::{Account, AccountChanges, AccountState, Patch};
+use cofre_domain::category::Category;
+use cofre_domain::text::sort_by_title;
+use cofre_domain::time::{format_date, format_timestamp};
+use cofre_domain::transaction::{
+    self as tx_rules, SeriesLink, Source, Transaction, TransactionChanges, TransactionFilter,
+    TransactionState, search_text,
+};
+use cofre_domain::transfer as transfer_rules;
+use cofre_domain::{AccountId, ApiKeyId, CategoryId, DomainError, TagId, TransactionId, UserId};
+
+use crate::sql_conn::{Conn, Dialect, query};
+use crate::sql_decode::{
+    ACCOUNT_COLUMNS, BALANCE_COLUMN, CATEGORY_SELECT, account_view_from_row, category_from_row,
+    entries_query, fetch_entries, opt_string,
+};
+use crate::sql_text::{Arg, Sql};
+use crate::{AccountView, Deleted, StoreError, StoreResult};
+
+pub(crate) async fn fetch_account(
+    conn: &mut impl Conn,
     user: UserId,
     id: AccountId,
 ) -> StoreResult<Option<AccountView>> {
     let sql = format!(
         "SELECT {ACCOUNT_COLUMNS}, {BALANCE_COLUMN} FROM accounts a WHERE a.id = $1 AND a.user_id = $2"
     );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let row = query(sql)
         .bind(id.to_string())
         .bind(user.to_string())
         .fetch_optional(&mut *conn)
@@ -20,11 +39,11 @@ async fn fetch_account(
     row.as_ref().map(account_view_from_row).transpose()
 }
 
-async fn fetch_categories(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn fetch_categories(
+    conn: &mut impl Conn,
     user: UserId,
 ) -> StoreResult<Vec<Category>> {
-    let rows = sqlx::query(CATEGORY_SELECT)
+    let rows = query(CATEGORY_SELECT)
         .bind(user.to_string())
         .fetch_all(&mut *conn)
         .await?;
@@ -36,19 +55,19 @@ async fn fetch_categories(
     Ok(list)
 }
 
-async fn fetch_transaction(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn fetch_transaction<C: Conn>(
+    conn: &mut C,
     user: UserId,
     id: TransactionId,
 ) -> StoreResult<Option<Transaction>> {
-    Ok(fetch_entries(conn, transaction_query(user, id))
+    Ok(fetch_entries(conn, transaction_query::<C::Db>(user, id))
         .await?
         .pop())
 }
 
 /// The [`entries_query`] of the user's row `id`.
-fn transaction_query(user: UserId, id: TransactionId) -> Sql {
-    let mut query = entries_query();
+pub(crate) fn transaction_query<D: Dialect>(user: UserId, id: TransactionId) -> Sql {
+    let mut query = entries_query::<D>();
     query.push(" WHERE t.id = ").push_bind(id.to_string());
     query.push(" AND t.user_id = ").push_bind(user.to_string());
     query
@@ -56,15 +75,15 @@ fn transaction_query(user: UserId, id: TransactionId) -> Sql {
 
 /// The other legs of `row`'s transfer group (none outside a group), read
 /// inside the caller's transaction so a change reaches every leg.
-async fn transfer_partners(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn transfer_partners<C: Conn>(
+    conn: &mut C,
     user: UserId,
     row: &Transaction,
 ) -> StoreResult<Vec<Transaction>> {
     let Some(group) = row.transfer_group_id else {
         return Ok(Vec::new());
     };
-    let mut query = entries_query();
+    let mut query = entries_query::<C::Db>();
     query
         .push(" WHERE t.user_id = ")
         .push_bind(user.to_string());
@@ -75,7 +94,7 @@ async fn transfer_partners(
     fetch_entries(conn, query).await
 }
 
-fn stored_leg(leg: &Transaction) -> StoreResult<TransactionId> {
+pub(crate) fn stored_leg(leg: &Transaction) -> StoreResult<TransactionId> {
     leg.id
         .stored()
         .ok_or_else(|| StoreError::Corrupt("a projected transfer leg".into()))
@@ -83,8 +102,8 @@ fn stored_leg(leg: &Transaction) -> StoreResult<TransactionId> {
 
 /// Gives the other legs of `row`'s transfer group the part of `changes`
 /// every leg shares (amount, date, status); returns their ids.
-async fn follow_leg_changes(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn follow_leg_changes(
+    conn: &mut impl Conn,
     user: UserId,
     row: &Transaction,
     changes: &TransactionChanges,
@@ -106,8 +125,8 @@ async fn follow_leg_changes(
 }
 
 /// Deletes `row` and the other legs of its transfer group.
-async fn delete_with_legs(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn delete_with_legs(
+    conn: &mut impl Conn,
     user: UserId,
     row: &Transaction,
 ) -> StoreResult<Deleted> {
@@ -115,7 +134,7 @@ async fn delete_with_legs(
     let mut deleted = Deleted::default();
     for leg in std::iter::once(row).chain(&partners) {
         let leg_id = stored_leg(leg)?;
-        sqlx::query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
+        query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
             .bind(leg_id.to_string())
             .bind(user.to_string())
             .execute(&mut *conn)
@@ -128,8 +147,8 @@ async fn delete_with_legs(
 
 /// Checks, inside a write, that `key` is still the user's and not revoked
 /// (see [`Store::create_transaction`]'s `key`).
-async fn check_key(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn check_key(
+    conn: &mut impl Conn,
     user: UserId,
     key: ApiKeyId,
 ) -> StoreResult<()> {
@@ -137,32 +156,31 @@ async fn check_key(
         "SELECT id FROM api_keys WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL",
         [key.to_string().into(), user.to_string().into()],
     )
-    .query_scalar()?
-    .fetch_optional(&mut *conn)
+    .scalar_optional::<String, _>(&mut *conn)
     .await?;
     live.map(|_| ()).ok_or(StoreError::KeyRevoked)
 }
 
 /// Checks that a category is visible to the user and all tags are theirs.
-async fn check_references(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn check_references(
+    conn: &mut impl Conn,
     user: UserId,
     category: Option<CategoryId>,
     tags: &[TagId],
 ) -> StoreResult<()> {
     if let Some(query) = category_query(user, category) {
-        let found: Option<String> = query.query_scalar()?.fetch_optional(&mut *conn).await?;
+        let found: Option<String> = query.scalar_optional(&mut *conn).await?;
         category_found(found.is_some())?;
     }
     if let Some(query) = tags_query(user, tags) {
-        let found: Vec<String> = query.query_scalar()?.fetch_all(&mut *conn).await?;
+        let found: Vec<String> = query.scalars(&mut *conn).await?;
         tags_found(tags, &found)?;
     }
     Ok(())
 }
 
 /// The id of `category` if the user sees it (none to check without one).
-fn category_query(user: UserId, category: Option<CategoryId>) -> Option<Sql> {
+pub(crate) fn category_query(user: UserId, category: Option<CategoryId>) -> Option<Sql> {
     let category = category?;
     Some(Sql::with(
         "SELECT id FROM categories WHERE id = $1 AND (user_id IS NULL OR user_id = $2)",
@@ -170,7 +188,7 @@ fn category_query(user: UserId, category: Option<CategoryId>) -> Option<Sql> {
     ))
 }
 
-fn category_found(found: bool) -> StoreResult<()> {
+pub(crate) fn category_found(found: bool) -> StoreResult<()> {
     if found {
         Ok(())
     } else {
@@ -178,12 +196,12 @@ fn category_found(found: bool) -> StoreResult<()> {
     }
 }
 
-fn no_such_category() -> StoreError {
+pub(crate) fn no_such_category() -> StoreError {
     DomainError::field("category_id", "no such category").into()
 }
 
 /// The ids of `tags` that are the user's (none to check without tags).
-fn tags_query(user: UserId, tags: &[TagId]) -> Option<Sql> {
+pub(crate) fn tags_query(user: UserId, tags: &[TagId]) -> Option<Sql> {
     if tags.is_empty() {
         return None;
     }
@@ -197,23 +215,23 @@ fn tags_query(user: UserId, tags: &[TagId]) -> Option<Sql> {
 }
 
 /// Fails naming the first of `tags` not `found`.
-fn tags_found(tags: &[TagId], found: &[String]) -> StoreResult<()> {
+pub(crate) fn tags_found(tags: &[TagId], found: &[String]) -> StoreResult<()> {
     match tags.iter().find(|t| !found.contains(&t.to_string())) {
         Some(missing) => Err(no_such_tag(missing)),
         None => Ok(()),
     }
 }
 
-fn no_such_tag(id: impl std::fmt::Display) -> StoreError {
+pub(crate) fn no_such_tag(id: impl std::fmt::Display) -> StoreError {
     DomainError::field("tag_ids", format!("no such tag: {id}")).into()
 }
 
-async fn replace_tags(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn replace_tags(
+    conn: &mut impl Conn,
     id: TransactionId,
     tags: &[TagId],
 ) -> StoreResult<()> {
-    sqlx::query("DELETE FROM transaction_tags WHERE transaction_id = $1")
+    query("DELETE FROM transaction_tags WHERE transaction_id = $1")
         .bind(id.to_string())
         .execute(&mut *conn)
         .await?;
@@ -222,19 +240,19 @@ async fn replace_tags(
 
 /// Tags a row that has none yet, in one statement (at most
 /// `tx_rules::MAX_TAGS` tags, so well inside either backend's bind limit).
-async fn insert_tags(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn insert_tags(
+    conn: &mut impl Conn,
     id: TransactionId,
     tags: &[TagId],
 ) -> StoreResult<()> {
     if let Some(query) = insert_tags_query(id, tags) {
-        query.query()?.execute(&mut *conn).await?;
+        query.execute(&mut *conn).await?;
     }
     Ok(())
 }
 
 /// [`insert_tags`]' statement (none without tags).
-fn insert_tags_query(id: TransactionId, tags: &[TagId]) -> Option<Sql> {
+pub(crate) fn insert_tags_query(id: TransactionId, tags: &[TagId]) -> Option<Sql> {
     if tags.is_empty() {
         return None;
     }
@@ -246,23 +264,23 @@ fn insert_tags_query(id: TransactionId, tags: &[TagId]) -> Option<Sql> {
 }
 
 /// A stored row as the store writes it, in the currency of its account.
-struct RowInsert<'a> {
-    id: TransactionId,
-    user: UserId,
-    account: AccountId,
-    state: &'a TransactionState,
-    link: SeriesLink,
-    source: Source,
-    fingerprint: Option<&'a str>,
-    now: Timestamp,
+pub(crate) struct RowInsert<'a> {
+    pub(crate) id: TransactionId,
+    pub(crate) user: UserId,
+    pub(crate) account: AccountId,
+    pub(crate) state: &'a TransactionState,
+    pub(crate) link: SeriesLink,
+    pub(crate) source: Source,
+    pub(crate) fingerprint: Option<&'a str>,
+    pub(crate) now: Timestamp,
 }
 
-async fn insert_transaction(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn insert_transaction(
+    conn: &mut impl Conn,
     row: RowInsert<'_>,
 ) -> StoreResult<()> {
-    let inserted = insert_query(&row).query()?.execute(&mut *conn).await?;
-    inserted_into_account(inserted.rows_affected())?;
+    let inserted = insert_query(&row).execute(&mut *conn).await?;
+    inserted_into_account(inserted)?;
     // A new row has no tags to replace: the foreign key allows none
     // without their row, and a deleted row's went with it.
     insert_tags(conn, row.id, &row.state.tag_ids).await
@@ -270,7 +288,7 @@ async fn insert_transaction(
 
 /// Whether [`insert_query`] stored its row (`inserted` rows): none when
 /// the account is not the user's.
-fn inserted_into_account(inserted: u64) -> StoreResult<()> {
+pub(crate) fn inserted_into_account(inserted: u64) -> StoreResult<()> {
     if inserted == 0 {
         Err(no_such_account())
     } else {
@@ -282,7 +300,7 @@ fn inserted_into_account(inserted: u64) -> StoreResult<()> {
 /// its account's currency, read by the statement that stores it, which
 /// stores nothing when the account is not the user's: a write learns
 /// both without a statement (on PostgreSQL, a round trip) of its own.
-fn insert_query(row: &RowInsert<'_>) -> Sql {
+pub(crate) fn insert_query(row: &RowInsert<'_>) -> Sql {
     Sql::with(
         "INSERT INTO transactions (id, user_id, account_id, date, type, status, amount_cents, \
          currency, description, notes, category_id, created_by_user, source, hide_from_results, \
@@ -296,7 +314,7 @@ fn insert_query(row: &RowInsert<'_>) -> Sql {
 
 /// The values [`insert_query`] stores, in the order of its placeholders
 /// (PostgreSQL's one-call creation takes them in the same order).
-fn insert_args(row: &RowInsert<'_>) -> [Arg; 20] {
+pub(crate) fn insert_args(row: &RowInsert<'_>) -> [Arg; 20] {
     let state = row.state;
     let (recurrence, period, purchase, number) = match row.link {
         SeriesLink::Recurrence {
@@ -344,12 +362,12 @@ fn insert_args(row: &RowInsert<'_>) -> [Arg; 20] {
 }
 
 /// Ties a stored row to the bill payment it is a leg of.
-async fn mark_payment_leg(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn mark_payment_leg(
+    conn: &mut impl Conn,
     id: TransactionId,
     leg: &cofre_domain::card::PaymentLeg,
 ) -> StoreResult<()> {
-    sqlx::query(
+    query(
         "UPDATE transactions SET transfer_group_id = $2, bill_month = $3, \
          bill_to_account_id = $4 WHERE id = $1",
     )
@@ -362,13 +380,13 @@ async fn mark_payment_leg(
     Ok(())
 }
 
-async fn write_account_state(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn write_account_state(
+    conn: &mut impl Conn,
     id: AccountId,
     state: &AccountState,
 ) -> StoreResult<()> {
     let credit = state.credit.as_ref();
-    sqlx::query(
+    query(
         "UPDATE accounts SET type = $2, sub_type = $3, title = $4, archived = $5, \
          exclude_from_totals = $6, currency = $7, credit_close_day = $8, credit_due_day = $9, \
          credit_cycle_auto = $10, credit_limit_cents = $11, pay_bill_from_account_id = $12, \
@@ -381,8 +399,8 @@ async fn write_account_state(
     .bind(state.archived)
     .bind(state.exclude_from_totals)
     .bind(state.currency.clone())
-    .bind(credit.map(|c| i32::from(c.close_day)))
-    .bind(credit.map(|c| i32::from(c.due_day)))
+    .bind(credit.map(|c| i64::from(c.close_day)))
+    .bind(credit.map(|c| i64::from(c.due_day)))
     .bind(credit.map(|c| c.cycle_auto))
     .bind(credit.map(|c| c.limit.cents()))
     .bind(opt_string(state.pay_bill_from_account_id))
@@ -394,8 +412,8 @@ async fn write_account_state(
 }
 
 /// Looks up the paying account a change names, among the user's accounts.
-async fn pay_from_for(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn pay_from_for(
+    conn: &mut impl Conn,
     user: UserId,
     changes: &AccountChanges,
 ) -> StoreResult<Option<Account>> {
@@ -405,19 +423,19 @@ async fn pay_from_for(
     }
 }
 
-async fn set_category_archived(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn set_category_archived(
+    conn: &mut impl Conn,
     user: UserId,
     id: CategoryId,
     archived: bool,
 ) -> StoreResult<()> {
-    sqlx::query("DELETE FROM category_archives WHERE user_id = $1 AND category_id = $2")
+    query("DELETE FROM category_archives WHERE user_id = $1 AND category_id = $2")
         .bind(user.to_string())
         .bind(id.to_string())
         .execute(&mut *conn)
         .await?;
     if archived {
-        sqlx::query("INSERT INTO category_archives (user_id, category_id) VALUES ($1, $2)")
+        query("INSERT INTO category_archives (user_id, category_id) VALUES ($1, $2)")
             .bind(user.to_string())
             .bind(id.to_string())
             .execute(&mut *conn)
@@ -426,7 +444,7 @@ async fn set_category_archived(
     Ok(())
 }
 
-fn push_id_list<T: ToString>(query: &mut Sql, column: &str, ids: &[T]) {
+pub(crate) fn push_id_list<T: ToString>(query: &mut Sql, column: &str, ids: &[T]) {
     if ids.is_empty() {
         // An empty list selects nothing, like an IN () would.
         query.push(" AND 1 = 0");
@@ -446,7 +464,7 @@ fn push_id_list<T: ToString>(query: &mut Sql, column: &str, ids: &[T]) {
 /// index: a bound given only in another term (the cursor's `OR`) is
 /// checked on every index entry from `to` down instead, so each page of
 /// a long window stepped over every row of the pages before it.
-fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter, to: Date) {
+pub(crate) fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter, to: Date) {
     if filter.sub_types.is_some() {
         query.push(" JOIN accounts a ON a.id = t.account_id");
     }
@@ -508,7 +526,7 @@ fn push_filter(query: &mut Sql, user: UserId, filter: &TransactionFilter, to: Da
 }
 
 /// `%`, `_` and `\` in a search are literal characters, not wildcards.
-fn like_pattern(text: &str) -> String {
+pub(crate) fn like_pattern(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('%');
     for c in text.chars() {
@@ -521,6 +539,44 @@ fn like_pattern(text: &str) -> String {
     out
 }
 
-fn is_unique_violation(err: &sqlx::Error) -> bool {
+pub(crate) fn is_unique_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+pub(crate) async fn update_row_state(
+    conn: &mut impl Conn,
+    user: UserId,
+    id: TransactionId,
+    state: &TransactionState,
+    original_description: Option<&str>,
+    now: Timestamp,
+) -> StoreResult<()> {
+    query(
+        "UPDATE transactions SET date = $3, type = $4, status = $5, amount_cents = $6, \
+         description = $7, notes = $8, category_id = $9, hide_from_results = $10, \
+         search_text = $11, updated_at = $12 WHERE id = $1 AND user_id = $2",
+    )
+    .bind(id.to_string())
+    .bind(user.to_string())
+    .bind(format_date(state.date))
+    .bind(state.tx_type.as_str())
+    .bind(state.status.as_str())
+    .bind(state.amount.cents())
+    .bind(state.description.clone())
+    .bind(state.notes.clone())
+    .bind(opt_string(state.category_id))
+    .bind(state.hide_from_results)
+    .bind(search_text(
+        &state.description,
+        state.notes.as_deref(),
+        original_description,
+    ))
+    .bind(format_timestamp(now))
+    .execute(&mut *conn)
+    .await?;
+    replace_tags(conn, id, &state.tag_ids).await
+}
+
+pub(crate) fn no_such_account() -> StoreError {
+    DomainError::field("account_id", "no such account").into()
 }

@@ -7,15 +7,12 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use jiff::civil::Date;
 use sqlx::Row;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
 
-use cofre_domain::account::{
-    self as account_rules, Account, AccountChanges, AccountState, AccountType, CreditSettings,
-    Patch, SubType,
-};
-use cofre_domain::auth::{ApiKey, format_scopes, parse_scopes};
+use cofre_domain::account::{self as account_rules, Account, AccountChanges, AccountType};
+use cofre_domain::auth::{ApiKey, format_scopes};
 use cofre_domain::bills::card_info;
 use cofre_domain::category::{self as category_rules, Category, CategoryChanges};
 use cofre_domain::overview::{MonthItem, projected_items};
@@ -25,20 +22,24 @@ use cofre_domain::projection::{Frequency, InstallmentPlan, RecurrenceRule, Sched
 use cofre_domain::series::{Series, SeriesRef, SeriesState, SeriesWrite};
 use cofre_domain::tag::{NewTag, Tag, TagChanges};
 use cofre_domain::text::sort_by_title;
-use cofre_domain::time::{format_date, format_timestamp, parse_date, parse_timestamp};
+use cofre_domain::time::{format_date, format_timestamp};
 use cofre_domain::transaction::{
-    self as tx_rules, EntryId, InstallmentRef, NewTransaction, Page, PageCut, PageRequest,
-    SeriesLink, Source, TagRef, Transaction, TransactionChanges, TransactionFilter,
-    TransactionState, TxStatus, TxType, last_day, search_text,
+    self as tx_rules, NewTransaction, Page, PageCut, PageRequest, SeriesLink, Source, TagRef,
+    Transaction, TransactionChanges, TransactionFilter, TransactionState, TxStatus, TxType,
+    last_day, search_text,
 };
 use cofre_domain::view::{
-    AccountInfo, ProjectedTotal, ViewSources, card_charges, list_order, projected_totals,
+    AccountInfo, ProjectedTotal, ViewSources, card_charges, projected_totals,
 };
 use cofre_domain::{
     AccountId, ApiKeyId, CategoryId, DomainError, Money, PurchaseId, RuleId, TagId, TransactionId,
     UserId,
 };
 
+use crate::sql_conn::Col;
+use crate::sql_decode::*;
+use crate::sql_steps::*;
+use crate::sql_text::{Arg, Sql};
 use crate::{
     AccountView, CategoryDeletion, Created, Deleted, FoundKey, ImportBatch, PageStamps, References,
     SeriesApplied, SeriesOp, Store, StoreError, StoreResult, UserSummary, WriteContext,
@@ -131,10 +132,10 @@ fn shared_error(err: Arc<StoreError>) -> StoreError {
 /// connection.
 async fn pool_one<T>(pool: &sqlx::Pool<Db>, sql: Sql) -> StoreResult<Option<T>>
 where
-    (T,): for<'r> sqlx::FromRow<'r, DbRow>,
-    T: Send + Unpin,
+    T: Col,
 {
-    Ok(sql.query_scalar()?.fetch_optional(pool).await?)
+    let mut conn = pool.acquire().await?;
+    sql.scalar_optional(&mut *conn).await
 }
 
 /// A version counter of a user's (a column of `users`).
@@ -401,10 +402,7 @@ impl SqlStore {
     /// user's row on PostgreSQL), so no other write can come in between.
     async fn begin_write_versioned(&self, user: UserId) -> StoreResult<(WriteTx, i64)> {
         let mut tx = self.writes.begin().await?;
-        let bumped: Option<i64> = bump_version_query(user)
-            .query_scalar()?
-            .fetch_optional(&mut *tx)
-            .await?;
+        let bumped: Option<i64> = bump_version_query(user).scalar_optional(&mut *tx).await?;
         Ok((tx, bumped.map_or(-1, |v| v - 1)))
     }
 
@@ -634,7 +632,7 @@ impl Store for SqlStore {
 
     async fn get_account(&self, user: UserId, id: AccountId) -> StoreResult<AccountView> {
         let mut conn = self.pool.acquire().await?;
-        fetch_account(&mut conn, user, id)
+        fetch_account(&mut *conn, user, id)
             .await?
             .ok_or(StoreError::NotFound)
     }
@@ -669,7 +667,7 @@ impl Store for SqlStore {
         self.categories
             .get_or_load(user, version, || async {
                 let mut conn = self.pool.acquire().await?;
-                fetch_categories(&mut conn, user).await
+                fetch_categories(&mut *conn, user).await
             })
             .await
     }
@@ -858,7 +856,7 @@ impl Store for SqlStore {
     }
 
     async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction> {
-        self.read_entries(transaction_query(user, id), 1)
+        self.read_entries(transaction_query::<Db>(user, id), 1)
             .await?
             .pop()
             .ok_or(StoreError::NotFound)
@@ -1117,5 +1115,36 @@ mod cache_tests {
         assert!(cache.weighted_size().await > bound / 2);
         // Another version of the same window is never served.
         assert!(cache.get(&last, 2).await.is_none());
+    }
+}
+impl SqlStore {
+    /// [`fetch_entries`] outside a write, as short reads run, for a query
+    /// of at most `expected` rows: [`Self::read_entries_while`] keeping
+    /// every row.
+    async fn read_entries(&self, query: Sql, expected: usize) -> StoreResult<Vec<Transaction>> {
+        let (rows, _) = self.read_entries_while(query, expected, |_| true).await?;
+        Ok(rows)
+    }
+
+    /// The rows of a list query (ordered as [`list_order`] orders them) in
+    /// that order, up to the first one `keep` refuses: that row and the
+    /// rest are left out, and the second value says one was. Rows read
+    /// one by one stop there; a JSON page is read whole and cut after.
+    async fn read_entries_while(
+        &self,
+        query: Sql,
+        expected: usize,
+        mut keep: impl FnMut(&Transaction) -> bool + Send,
+    ) -> StoreResult<(Vec<Transaction>, bool)> {
+        if let Some(rows) = self.reads.entries(&query, expected, &mut keep).await {
+            return rows;
+        }
+        let mut rows = decode_entries(&self.read_array(entries_page::<Db>(&query)).await?)?;
+        // The JSON page need not keep the query's order: restore it.
+        newest_first(&mut rows);
+        let kept = rows.iter().take_while(|row| keep(row)).count();
+        let refused = kept < rows.len();
+        rows.truncate(kept);
+        Ok((rows, refused))
     }
 }

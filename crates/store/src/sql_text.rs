@@ -14,6 +14,9 @@ pub(crate) enum Arg {
     /// its type).
     OptInt(Option<i64>),
     Bool(bool),
+    /// A boolean or NULL (a NULL bound as a boolean, so PostgreSQL infers
+    /// its type).
+    OptBool(Option<bool>),
 }
 
 impl From<String> for Arg {
@@ -43,6 +46,12 @@ impl From<i64> for Arg {
 impl From<Option<i64>> for Arg {
     fn from(value: Option<i64>) -> Self {
         Arg::OptInt(value)
+    }
+}
+
+impl From<Option<bool>> for Arg {
+    fn from(value: Option<bool>) -> Self {
+        Arg::OptBool(value)
     }
 }
 

@@ -18,17 +18,14 @@ impl SqlStore {
         }
         let mut tx = self.begin_write(user).await?;
         if let Some(key) = key {
-            check_key(&mut tx, user, key).await?;
+            check_key(&mut *tx, user, key).await?;
         }
         if new.client_chosen_id
-            && let Some(row) = replay_query(new.id)
-                .query()?
-                .fetch_optional(&mut *tx)
-                .await?
+            && let Some(row) = replay_query(new.id).fetch_optional(&mut *tx).await?
         {
             let (owner, fingerprint): (String, Option<String>) = (row.try_get(0)?, row.try_get(1)?);
             same_request(user, new, &owner, fingerprint.as_deref())?;
-            let value = fetch_transaction(&mut tx, user, new.id)
+            let value = fetch_transaction(&mut *tx, user, new.id)
                 .await?
                 .ok_or(StoreError::NotFound)?;
             // What the replay found may be a write of the same group
@@ -40,14 +37,14 @@ impl SqlStore {
                 deduped: true,
             });
         }
-        check_references(&mut tx, user, new.state.category_id, &new.state.tag_ids).await?;
+        check_references(&mut *tx, user, new.state.category_id, &new.state.tag_ids).await?;
         // The row first: storing it finds the account (none of the user's,
         // nothing stored), before the plan names that account.
-        insert_transaction(&mut tx, new_row(user, new, now)).await?;
+        insert_transaction(&mut *tx, new_row(user, new, now)).await?;
         if let Some(plan) = plan {
             put_plan(&mut tx, plan, now).await?;
         }
-        let value = fetch_transaction(&mut tx, user, new.id)
+        let value = fetch_transaction(&mut *tx, user, new.id)
             .await?
             .ok_or(StoreError::NotFound)?;
         tx.commit().await?;
@@ -90,7 +87,7 @@ impl SqlStore {
         for row in &batch.rows {
             let account = owned(row.account_id)?;
             insert_transaction(
-                &mut tx,
+                &mut *tx,
                 RowInsert {
                     id: row.id,
                     user,
@@ -104,7 +101,7 @@ impl SqlStore {
             )
             .await?;
             if let Some(leg) = &row.payment {
-                mark_payment_leg(&mut tx, row.id, leg).await?;
+                mark_payment_leg(&mut *tx, row.id, leg).await?;
             }
         }
         tx.commit().await?;
@@ -119,7 +116,7 @@ impl SqlStore {
         now: Timestamp,
     ) -> StoreResult<Vec<TransactionId>> {
         let mut tx = self.begin_write(user).await?;
-        let current = fetch_transaction(&mut tx, user, id)
+        let current = fetch_transaction(&mut *tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
         if current.transfer_group_id.is_some()
@@ -140,9 +137,9 @@ impl SqlStore {
             Some(_) => state.tag_ids.clone(),
             None => Vec::new(),
         };
-        check_references(&mut tx, user, new_category, &new_tags).await?;
+        check_references(&mut *tx, user, new_category, &new_tags).await?;
         update_row_state(
-            &mut tx,
+            &mut *tx,
             user,
             id,
             &state,
@@ -151,7 +148,7 @@ impl SqlStore {
         )
         .await?;
         let mut changed = vec![id];
-        changed.extend(follow_leg_changes(&mut tx, user, &current, changes, now).await?);
+        changed.extend(follow_leg_changes(&mut *tx, user, &current, changes, now).await?);
         tx.commit().await?;
         Ok(changed)
     }
@@ -162,10 +159,10 @@ impl SqlStore {
         id: TransactionId,
     ) -> StoreResult<Deleted> {
         let mut tx = self.begin_write(user).await?;
-        let row = fetch_transaction(&mut tx, user, id)
+        let row = fetch_transaction(&mut *tx, user, id)
             .await?
             .ok_or(StoreError::NotFound)?;
-        let deleted = delete_with_legs(&mut tx, user, &row).await?;
+        let deleted = delete_with_legs(&mut *tx, user, &row).await?;
         tx.commit().await?;
         Ok(deleted)
     }
@@ -190,7 +187,7 @@ impl SqlStore {
 /// first, from the cursor on (reading no day after the cursor's), one
 /// more than the page holds.
 fn list_query(user: UserId, filter: &TransactionFilter, page: &PageRequest) -> Sql {
-    let mut query = entries_query();
+    let mut query = entries_query::<Db>();
     let to = last_day(page.after.as_ref(), filter.to);
     push_filter(&mut query, user, filter, to);
     if let Some(after) = &page.after {
@@ -238,10 +235,6 @@ fn same_request(
     } else {
         Err(StoreError::IdConflict)
     }
-}
-
-fn no_such_account() -> StoreError {
-    DomainError::field("account_id", "no such account").into()
 }
 
 /// The row a creation stores.

@@ -21,6 +21,18 @@ const JSON_ARRAY: &str = "json_array";
 /// nest it (not as a string).
 const JSON_NESTED: &str = "json";
 
+impl crate::sql_conn::Dialect for Db {
+    const JSON_AGG: &'static str = JSON_AGG;
+    const JSON_ARRAY: &'static str = JSON_ARRAY;
+    const JSON_NESTED: &'static str = JSON_NESTED;
+
+    fn texts() -> &'static crate::sql_conn::DialectTexts {
+        static TEXTS: std::sync::LazyLock<crate::sql_conn::DialectTexts> =
+            std::sync::LazyLock::new(crate::sql_decode::dialect_texts::<Db>);
+        &TEXTS
+    }
+}
+
 /// A write transaction: a savepoint in the batch the group commit gate
 /// has open (see [`crate::group_commit`]).
 type WriteTx = crate::group_commit::WriteTx;
@@ -297,10 +309,7 @@ impl SqlStore {
 }
 
 include!("sql_store.rs");
-include!("sql_bind.rs");
 include!("sql_schema.rs");
-include!("sql_decode.rs");
-include!("sql_steps.rs");
 include!("sql_series.rs");
 include!("sql_users.rs");
 include!("sql_accounts.rs");

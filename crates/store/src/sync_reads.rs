@@ -222,8 +222,8 @@ fn arg_value(arg: &Arg) -> ValueRef<'_> {
     match arg {
         Arg::Text(text) | Arg::OptText(Some(text)) => ValueRef::Text(text.as_bytes()),
         Arg::Int(n) | Arg::OptInt(Some(n)) => ValueRef::Integer(*n),
-        Arg::Bool(b) => ValueRef::Integer(i64::from(*b)),
-        Arg::OptText(None) | Arg::OptInt(None) => ValueRef::Null,
+        Arg::Bool(b) | Arg::OptBool(Some(b)) => ValueRef::Integer(i64::from(*b)),
+        Arg::OptText(None) | Arg::OptInt(None) | Arg::OptBool(None) => ValueRef::Null,
     }
 }
 

@@ -365,6 +365,7 @@ fn arg_json(arg: &Arg) -> serde_json::Value {
         Arg::Int(number) => Value::from(*number),
         Arg::OptInt(number) => number.map_or(Value::Null, Value::from),
         Arg::Bool(flag) => Value::from(*flag),
+        Arg::OptBool(flag) => flag.map_or(Value::Null, Value::from),
     }
 }
 
