@@ -506,7 +506,9 @@ fn schema_differences(
                             }
                             let start = column.saturating_sub(60);
                             let end = (column + 60).min(chars.len());
-                            format!("…{}…", chars[start..end].iter().collect::<String>())
+                            let cut = |yes: bool| if yes { "…" } else { "" };
+                            let middle: String = chars[start..end].iter().collect();
+                            format!("{}{middle}{}", cut(start > 0), cut(end < chars.len()))
                         })
                         .collect();
                     shown.join("\n      ")
@@ -825,7 +827,48 @@ async fn open(url: &str, migrations: Migrations) -> (std::sync::Arc<dyn Store>, 
     }
 }
 
+/// A migrator of `dir`'s migrations up to `to`, and one more when `extra`
+/// is given (its SQL), numbered after the last.
+async fn migrator_of(dir: &Path, to: Option<i64>, extra: Option<&str>) -> Migrator {
+    let copy = tempfile::tempdir().unwrap();
+    let mut last = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let file = entry.unwrap().path();
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let version: i64 = name.split('_').next().unwrap().parse().unwrap();
+        if to.is_none_or(|to| version <= to) {
+            std::fs::copy(&file, copy.path().join(&name)).unwrap();
+            last = last.max(version);
+        }
+    }
+    if let Some(sql) = extra {
+        std::fs::write(copy.path().join(format!("{}_later.sql", last + 1)), sql).unwrap();
+    }
+    Migrator::new(copy.path()).await.unwrap()
+}
+
+/// Opening a database made by the old chain in check mode: it is adopted
+/// (the baseline recorded, nothing else) and, when this build has
+/// migrations after the baseline, refused for those only.
+async fn adopted_in_check_mode(url: &str, after_baseline: &[i64]) {
+    match cofre_store::open(url, 0, Migrations::Check).await {
+        Ok((_, report)) => assert!(
+            after_baseline.is_empty() && report.applied_now == [28],
+            "{report:?}"
+        ),
+        Err(err) => assert!(
+            !after_baseline.is_empty() && err.to_string().contains(&format!("{after_baseline:?}")),
+            "{err}"
+        ),
+    }
+}
+
 async fn a_chain_database_becomes_the_baseline(backend: Backend) {
+    let shipped = shipped(backend).await;
+    let versions: Vec<i64> = shipped.iter().map(|m| m.0).collect();
+    let (newest, after_baseline) = (*versions.last().unwrap(), &versions[1..]);
+
+    // Made by the old chain, written to by its users.
     let chain = Database::fresh(backend).await;
     chain.migrate(&backend.old_chain().await, None).await;
     assert_eq!(chain.versions().await, (1..=27).collect::<Vec<_>>());
@@ -839,14 +882,10 @@ async fn a_chain_database_becomes_the_baseline(backend: Backend) {
             .collect::<Vec<_>>()
     );
 
-    // Opened by this build: recorded as at the baseline (and given the
-    // migrations after it, if any), nothing changed.
-    let shipped = shipped(backend).await;
-    let versions: Vec<i64> = shipped.iter().map(|m| m.0).collect();
-    let newest = *versions.last().unwrap();
-    let (store, applied, version) = open(&chain.url, Migrations::Apply).await;
-    assert_eq!((&applied, version), (&versions, newest));
-    assert_eq!(chain.migrations().await, shipped);
+    // Opened by this build, even one that applies nothing: recorded as at
+    // the baseline, every row kept.
+    adopted_in_check_mode(&chain.url, after_baseline).await;
+    assert_eq!(chain.migrations().await, shipped[..1]);
     assert_same_rows(
         "rows after the adoption",
         ("the chain's database", &made),
@@ -854,68 +893,76 @@ async fn a_chain_database_becomes_the_baseline(backend: Backend) {
     );
     assert_balances_follow_rows(&chain).await;
 
-    // A database made by this build takes the baseline alone; the same
-    // writes make the same rows, derived ones included.
-    let fresh = Database::fresh(backend).await;
-    let (fresh_store, applied, version) = open(&fresh.url, Migrations::Apply).await;
-    assert_eq!((&applied, version), (&versions, newest));
-    assert_eq!(fresh.migrations().await, shipped);
+    // Made by the baseline: the same schema, and the same writes make the
+    // same rows, derived ones included.
+    let baseline = Database::fresh(backend).await;
+    let only_baseline = migrator_of(&backend.migrations_dir(), Some(28), None).await;
+    baseline.migrate(&only_baseline, None).await;
+    assert_eq!(baseline.migrations().await, shipped[..1]);
     assert_same_schema(
         "schemas",
         ("the chain's database", &chain.schema().await),
-        ("the baseline's", &fresh.schema().await),
+        ("the baseline's", &baseline.schema().await),
     );
-    fresh.execute(WRITES).await;
+    baseline.execute(WRITES).await;
     assert_same_rows(
         "rows made by the same writes",
         ("the chain's database", &made),
-        ("the baseline's", &fresh.rows().await),
+        ("the baseline's", &baseline.rows().await),
     );
 
-    // Writes through the store change both alike.
+    // Both take this build's later migrations, if any; then writes
+    // through the store change both alike.
+    let (store, applied, version) = open(&chain.url, Migrations::Apply).await;
+    assert_eq!((&applied[..], version), (after_baseline, newest));
+    let (baseline_store, applied, version) = open(&baseline.url, Migrations::Apply).await;
+    assert_eq!((&applied[..], version), (after_baseline, newest));
+    for db in [&chain, &baseline] {
+        assert_eq!(db.migrations().await, shipped);
+    }
+    let before = chain.rows().await;
     write_through(store.as_ref()).await;
-    write_through(fresh_store.as_ref()).await;
+    write_through(baseline_store.as_ref()).await;
     let after = chain.rows().await;
-    assert_ne!(after["account_balances"], made["account_balances"]);
-    assert_ne!(after["user_day_stamps"], made["user_day_stamps"]);
+    assert_ne!(after["account_balances"], before["account_balances"]);
+    assert_ne!(after["user_day_stamps"], before["user_day_stamps"]);
     assert_same_rows(
         "rows after the store's writes",
         ("the chain's database", &after),
-        ("the baseline's", &fresh.rows().await),
+        ("the baseline's", &baseline.rows().await),
     );
     assert_balances_follow_rows(&chain).await;
-    drop((store, fresh_store));
+    drop((store, baseline_store));
 
-    // Opened again: nothing to do. A later build's migrations apply after
-    // either.
-    for db in [&chain, &fresh] {
+    // Opened again: nothing to do. A later build's migration applies to
+    // either alike.
+    let later = migrator_of(
+        &backend.migrations_dir(),
+        None,
+        Some("ALTER TABLE tags ADD COLUMN icon_id TEXT;"),
+    )
+    .await;
+    for db in [&chain, &baseline] {
         let (_, applied, version) = open(&db.url, Migrations::Check).await;
         assert_eq!((applied, version), (vec![], newest));
-    }
-    let later = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(backend.migrations_dir()).unwrap() {
-        let file = entry.unwrap().path();
-        std::fs::copy(&file, later.path().join(file.file_name().unwrap())).unwrap();
-    }
-    std::fs::write(
-        later.path().join(format!("{}_later.sql", newest + 1)),
-        "ALTER TABLE tags ADD COLUMN icon_id TEXT;",
-    )
-    .unwrap();
-    let later = Migrator::new(later.path()).await.unwrap();
-    for db in [&chain, &fresh] {
         db.migrate(&later, None).await;
-        let mut expected = versions.clone();
-        expected.push(newest + 1);
-        assert_eq!(db.versions().await, expected);
+        assert_eq!(db.versions().await.last(), Some(&(newest + 1)));
     }
     assert_same_schema(
         "schemas after a later migration",
         ("the chain's database", &chain.schema().await),
-        ("the baseline's", &fresh.schema().await),
+        ("the baseline's", &baseline.schema().await),
     );
     chain.drop_it().await;
-    fresh.drop_it().await;
+    baseline.drop_it().await;
+
+    // An empty database opened by this build takes the baseline, and only
+    // the migrations after it.
+    let empty = Database::fresh(backend).await;
+    let (_, applied, version) = open(&empty.url, Migrations::Apply).await;
+    assert_eq!((applied, version), (versions.clone(), newest));
+    assert_eq!(empty.migrations().await, shipped);
+    empty.drop_it().await;
 }
 
 async fn open_refused(url: &str, migrations: Migrations) -> String {
@@ -948,20 +995,13 @@ async fn other_databases_are_refused_or_adopted_once_whole(backend: Backend) {
     assert!(said.contains("not the ones cofre shipped"), "{said}");
     assert_eq!(altered.versions().await, (1..=27).collect::<Vec<_>>());
 
-    // As shipped, it is adopted, also by a server that applies nothing
-    // (which then refuses only for the migrations after the baseline).
+    // As shipped, it is adopted.
     altered.set_checksum(5, &as_shipped).await;
-    let after: Vec<i64> = (shipped(backend).await.into_iter())
+    let after_baseline: Vec<i64> = (shipped(backend).await.into_iter())
         .map(|m| m.0)
         .filter(|v| *v > 28)
         .collect();
-    match cofre_store::open(&altered.url, 0, Migrations::Check).await {
-        Ok((_, report)) => assert!(after.is_empty() && report.applied_now == [28]),
-        Err(err) => assert!(
-            !after.is_empty() && err.to_string().contains(&format!("{after:?}")),
-            "{err}"
-        ),
-    }
+    adopted_in_check_mode(&altered.url, &after_baseline).await;
     assert_eq!(altered.versions().await, vec![28]);
     altered.drop_it().await;
 }
