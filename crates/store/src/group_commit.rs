@@ -299,7 +299,7 @@ async fn open(gate: Arc<WriteGate>, mut batch: Turn) -> Result<WriteTx, StoreErr
 /// One write inside the open batch, holding the gate. Dereferences to the
 /// batch's connection; dropped without [`WriteTx::commit`], its savepoint
 /// is rolled back and the rest of the batch goes on.
-pub(crate) struct WriteTx {
+pub struct WriteTx {
     /// Always `Some` until `commit` or `drop` takes it.
     batch: Option<Turn>,
     gate: Arc<WriteGate>,

@@ -30,6 +30,7 @@ use cofre_domain::{
     TransactionId, UserId,
 };
 
+mod backend;
 mod card_money;
 mod change_stamp;
 mod db_errors;
@@ -38,6 +39,7 @@ mod group_commit;
 mod sql_conn;
 mod sql_decode;
 mod sql_steps;
+mod sql_store;
 mod sql_text;
 mod sync_reads;
 
@@ -46,8 +48,12 @@ pub use deadline::serve_until;
 mod postgres;
 mod sqlite;
 
-pub use postgres::SqlStore as PostgresStore;
-pub use sqlite::SqlStore as SqliteStore;
+pub use sql_store::SqlStore;
+
+/// The store on SQLite, the embedded default.
+pub type SqliteStore = SqlStore<sqlx::Sqlite>;
+/// The store on PostgreSQL.
+pub type PostgresStore = SqlStore<sqlx::Postgres>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -1,7 +1,22 @@
 //! PostgreSQL: the path past one machine; many `cofre serve` processes can
 //! share one database.
 
+use std::sync::Arc;
+
 use sqlx::postgres::PgPoolOptions;
+
+use cofre_domain::auth::ApiKey;
+use cofre_domain::transaction::{NewTransaction, Transaction};
+use cofre_domain::{ApiKeyId, UserId};
+use jiff::Timestamp;
+
+use crate::backend::{Backend, ChangeWatch, ReadPath, WritePath};
+use crate::sql_decode::{TX_COLUMNS, TX_NAMES, decode_entries};
+use crate::sql_steps::{insert_args, no_such_account, no_such_category, no_such_tag};
+use crate::sql_store::transactions::new_row;
+use crate::sql_store::{KEY_CACHE_BYTES, SqlStore, key_bytes, pool_one};
+use crate::sql_text::{Arg, Sql};
+use crate::{Created, FoundKey, StoreError, StoreResult};
 
 mod creations;
 
@@ -23,6 +38,7 @@ impl crate::sql_conn::Dialect for Db {
     const JSON_AGG: &'static str = JSON_AGG;
     const JSON_ARRAY: &'static str = JSON_ARRAY;
     const JSON_NESTED: &'static str = JSON_NESTED;
+    const LOCK_USERS: &'static str = LOCK_USERS;
 
     fn texts() -> &'static crate::sql_conn::DialectTexts {
         static TEXTS: std::sync::LazyLock<crate::sql_conn::DialectTexts> =
@@ -56,8 +72,14 @@ const ANSWER_MARGIN: std::time::Duration = std::time::Duration::from_millis(100)
 /// own (one WAL flush can serve many), so each write has its own.
 type WriteTx = sqlx::Transaction<'static, Db>;
 
+impl crate::backend::WriteTx<Db> for WriteTx {
+    async fn commit(self) -> StoreResult<()> {
+        Ok(sqlx::Transaction::commit(self).await?)
+    }
+}
+
 #[derive(Clone)]
-struct Writes {
+pub struct Writes {
     pool: sqlx::Pool<Db>,
     /// Single-row creations, stored together when they arrive together.
     creations: Arc<creations::Creations>,
@@ -69,6 +91,19 @@ struct Writes {
 }
 
 impl Writes {
+    fn new(pool: &sqlx::Pool<Db>) -> Self {
+        Self {
+            pool: pool.clone(),
+            creations: creations::Creations::new(pool),
+            recalled: moka::future::Cache::builder()
+                .max_capacity(KEY_CACHE_BYTES)
+                .weigher(|_, key: &ApiKey| key_bytes(key))
+                .build(),
+        }
+    }
+}
+
+impl WritePath<Db> for Writes {
     /// Writes wait in the database, not in a gate of this process: how
     /// long the session of this database that has waited longest for a
     /// lock (any server's, or any other client's) has waited, if one
@@ -85,17 +120,6 @@ impl Writes {
         .fetch_one(&self.pool)
         .await?;
         Ok(waited.map(|ms| std::time::Duration::from_millis(ms.max(0).unsigned_abs())))
-    }
-
-    fn new(pool: &sqlx::Pool<Db>) -> Self {
-        Self {
-            pool: pool.clone(),
-            creations: creations::Creations::new(pool),
-            recalled: moka::future::Cache::builder()
-                .max_capacity(KEY_CACHE_BYTES)
-                .weigher(|_, key: &ApiKey| key_bytes(key))
-                .build(),
-        }
     }
 
     async fn begin(&self) -> Result<WriteTx, crate::StoreError> {
@@ -126,9 +150,9 @@ impl Writes {
 /// after the commit, so another server could answer from what it knew
 /// before. Every check asks the database.
 #[derive(Clone)]
-struct Changes;
+pub struct Changes;
 
-impl Changes {
+impl ChangeWatch for Changes {
     fn stamp(&self) -> Option<crate::change_stamp::Stamp> {
         None
     }
@@ -136,9 +160,9 @@ impl Changes {
 
 /// Reads outside a write: a round trip on a pooled connection.
 #[derive(Clone)]
-struct Reads(sqlx::Pool<Db>);
+pub struct Reads(sqlx::Pool<Db>);
 
-impl Reads {
+impl ReadPath for Reads {
     /// The first column of the one row `sql` answers, as text.
     async fn text(&self, sql: Sql) -> Result<Option<String>, crate::StoreError> {
         pool_one(&self.0, sql).await
@@ -215,7 +239,7 @@ fn create_refusal(err: sqlx::Error) -> StoreError {
     refused.unwrap_or_else(|| err.into())
 }
 
-impl SqlStore {
+impl SqlStore<Db> {
     /// Opens `url` with caches of about `cache_bytes` (see
     /// [`crate::DEFAULT_CACHE_BYTES`]), treating the schema as `migrations`
     /// says.
@@ -240,8 +264,17 @@ impl SqlStore {
             .await?;
         let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
         let reads = Reads(pool.clone());
-        Ok((Self::from_pool(pool, cache_bytes, Changes, reads), report))
+        let writes = Writes::new(&pool);
+        let store = Self::from_pool(pool, cache_bytes, writes, Changes, reads);
+        Ok((store, report))
     }
+}
+
+impl Backend for Db {
+    type Tx = WriteTx;
+    type Writes = Writes;
+    type Changes = Changes;
+    type Reads = Reads;
 
     /// [`Store::create_transaction`] of a row (no installment plan) in one
     /// round trip: `cofre_create_rows` (migrations 0020 to 0022) runs the
@@ -252,32 +285,21 @@ impl SqlStore {
     /// refused creation writes nothing but its user's version bump.
     /// Creations arriving together share one call ([`creations`]).
     async fn create_row_here(
-        &self,
+        store: &SqlStore<Self>,
         user: UserId,
         new: &NewTransaction,
         now: Timestamp,
         key: Option<ApiKeyId>,
     ) -> Option<StoreResult<Created<Transaction>>> {
-        Some(self.writes.creations.create(user, new, now, key).await)
+        Some(store.writes().creations.create(user, new, now, key).await)
     }
 
     /// A server-side copy is `pg_dump`'s work, not this process's.
-    async fn backup_into(&self, _to: &std::path::Path) -> Result<(), crate::StoreError> {
+    async fn backup_into(_store: &SqlStore<Self>, _to: &std::path::Path) -> StoreResult<()> {
         Err(crate::StoreError::Unsupported(
             "on PostgreSQL, back up with pg_dump (see docs/guide/operations.md, Backups)",
         ))
     }
 }
 
-include!("sql_store.rs");
 include!("sql_schema.rs");
-include!("sql_series.rs");
-include!("sql_users.rs");
-include!("sql_accounts.rs");
-include!("sql_categories.rs");
-include!("sql_transactions.rs");
-include!("sql_operations.rs");
-include!("sql_import.rs");
-include!("sql_receipts.rs");
-include!("sql_cards.rs");
-include!("sql_budgets.rs");

@@ -16,7 +16,7 @@ use crate::sql_text::{Arg, Sql};
 use crate::{StoreError, StoreResult};
 
 /// What the backends spell differently, as statement text.
-pub(crate) trait Dialect: sqlx::Database {
+pub trait Dialect: sqlx::Database {
     /// JSON aggregate: a query's rows as one JSON array.
     const JSON_AGG: &'static str;
     /// JSON array constructor.
@@ -24,13 +24,16 @@ pub(crate) trait Dialect: sqlx::Database {
     /// A JSON value read from a column, as a JSON constructor takes it to
     /// nest it (not as a string).
     const JSON_NESTED: &'static str;
+    /// Holds the users table against other writers for the rest of a
+    /// write transaction (on SQLite, `BEGIN IMMEDIATE` already does).
+    const LOCK_USERS: &'static str;
 
     /// Statement texts built from the constants above, once per backend.
     fn texts() -> &'static DialectTexts;
 }
 
 /// Statement texts that depend on the dialect, built once.
-pub(crate) struct DialectTexts {
+pub struct DialectTexts {
     /// The start of an entries query (see `sql_decode::entries_query`).
     pub(crate) entries_select: String,
     /// What goes before an entries query to read it as one JSON page.
@@ -39,7 +42,7 @@ pub(crate) struct DialectTexts {
 
 /// A connection the store's SQL runs on: a pooled one, or the one a write
 /// transaction holds.
-pub(crate) trait Conn: Send {
+pub trait Conn: Send {
     type Db: Dialect;
     type Row: SqlRow;
 
@@ -55,14 +58,14 @@ pub(crate) trait Conn: Send {
 }
 
 /// A row answered by a [`Conn`].
-pub(crate) trait SqlRow: Send + Sync + 'static {
+pub trait SqlRow: Send + Sync + 'static {
     /// The value of a column, by name or position.
     fn col<'a, T: Col>(&self, at: impl Into<At<'a>>) -> StoreResult<T>;
 }
 
 /// Where a column is in a row.
 #[derive(Clone, Copy)]
-pub(crate) enum At<'a> {
+pub enum At<'a> {
     Name(&'a str),
     Index(usize),
 }
@@ -81,7 +84,7 @@ impl From<usize> for At<'_> {
 
 /// A value both backends decode from a column (text, numbers, booleans,
 /// and their NULLs).
-pub(crate) trait Col: Sized + Send {
+pub trait Col: Sized + Send {
     fn from_sqlite(row: &sqlx::sqlite::SqliteRow, at: At<'_>) -> sqlx::Result<Self>;
     fn from_postgres(row: &sqlx::postgres::PgRow, at: At<'_>) -> sqlx::Result<Self>;
 }
@@ -266,5 +269,36 @@ impl Sql {
             .iter()
             .map(|row| row.col(0))
             .collect()
+    }
+}
+
+/// A statement answering one column, its values given in order with
+/// [`ScalarQuery::bind`], read as `T`.
+pub(crate) struct ScalarQuery<T> {
+    sql: Sql,
+    output: std::marker::PhantomData<fn() -> T>,
+}
+
+/// A [`ScalarQuery`] of a text that already holds its placeholders.
+pub(crate) fn query_scalar<T: Col>(text: impl Into<String>) -> ScalarQuery<T> {
+    ScalarQuery {
+        sql: Sql::new(text),
+        output: std::marker::PhantomData,
+    }
+}
+
+impl<T: Col> ScalarQuery<T> {
+    pub(crate) fn bind(mut self, value: impl Into<Arg>) -> Self {
+        self.sql.args.push(value.into());
+        self
+    }
+
+    /// The value of the one row; none is an error.
+    pub(crate) async fn fetch_one<C: Conn>(self, conn: &mut C) -> StoreResult<T> {
+        self.sql.scalar(conn).await
+    }
+
+    pub(crate) async fn fetch_all<C: Conn>(self, conn: &mut C) -> StoreResult<Vec<T>> {
+        self.sql.scalars(conn).await
     }
 }

@@ -539,8 +539,8 @@ pub(crate) fn like_pattern(text: &str) -> String {
     out
 }
 
-pub(crate) fn is_unique_violation(err: &sqlx::Error) -> bool {
-    matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+pub(crate) fn is_unique_violation(err: &StoreError) -> bool {
+    matches!(err, StoreError::Database(sqlx::Error::Database(db)) if db.is_unique_violation())
 }
 
 pub(crate) async fn update_row_state(

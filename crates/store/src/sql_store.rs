@@ -1,12 +1,29 @@
-// One body of portable SQL, included by `sqlite.rs` and `postgres.rs` with
-// their own `Db` type and `Writes` (how a write transaction starts). Every statement here runs
-// unchanged on both backends: `$n` placeholders, TEXT ids and dates, BIGINT
-// cents, BOOLEAN flags, timestamps written from Rust.
+//! The store: one body of code for both databases, generic over the
+//! [`Backend`] (what SQLite and PostgreSQL each bring). Every statement
+//! here and in the modules below runs unchanged on both backends: `$n`
+//! placeholders, TEXT ids and dates, BIGINT cents, BOOLEAN flags,
+//! timestamps written from Rust; what the dialects spell differently is
+//! [`crate::sql_conn::Dialect`]. Each module below holds one
+//! responsibility's methods; the [`Store`] methods forward there.
+
+pub(crate) mod accounts;
+pub(crate) mod budgets;
+pub(crate) mod cards;
+pub(crate) mod categories;
+pub(crate) mod import;
+pub(crate) mod operations;
+pub(crate) mod receipts;
+pub(crate) mod series;
+pub(crate) mod transactions;
+pub(crate) mod users;
+
+use operations::*;
+use series::*;
+use users::*;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
 use jiff::civil::Date;
-use sqlx::Row;
 use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -36,7 +53,10 @@ use cofre_domain::{
     UserId,
 };
 
-use crate::sql_conn::Col;
+use crate::CardMoney;
+use crate::ImportSummary;
+use crate::backend::{Backend, ChangeWatch as _, ReadPath as _, WritePath as _, WriteTx as _};
+use crate::sql_conn::{Col, Conn, Dialect, SqlRow, query_scalar};
 use crate::sql_decode::*;
 use crate::sql_steps::*;
 use crate::sql_text::{Arg, Sql};
@@ -44,8 +64,17 @@ use crate::{
     AccountView, CategoryDeletion, Created, Deleted, FoundKey, ImportBatch, PageStamps, References,
     SeriesApplied, SeriesOp, Store, StoreError, StoreResult, UserSummary, WriteContext,
 };
-
-type DbRow = <Db as sqlx::Database>::Row;
+use crate::{BudgetOp, DayAmount, EntryTotal, PostedDay, TotalsBy};
+use crate::{BulkOutcome, BulkRequest};
+use cofre_domain::BudgetId;
+use cofre_domain::bills::{DayTotal, NewBillPayment, Payment};
+use cofre_domain::budget::{Budget, LimitChange, MAX_BUDGETS_PER_USER};
+use cofre_domain::bulk::{self as bulk_rules, BulkAction, RowPlan};
+use cofre_domain::card::{BillMonth, PaymentLeg};
+use cofre_domain::overview::ItemKind;
+use cofre_domain::statement::{self as statement_rules, Statement, StatementRow};
+use cofre_domain::transfer::{self as transfer_rules, NewTransfer};
+use cofre_domain::view::Hashing;
 
 /// Values loaded for a user, each valid while a version of the user's
 /// (here `sources_version`) is the one it was loaded at: every write that
@@ -130,7 +159,10 @@ fn shared_error(err: Arc<StoreError>) -> StoreError {
 
 /// The first column of the one row `sql` answers, read on a pooled
 /// connection.
-async fn pool_one<T>(pool: &sqlx::Pool<Db>, sql: Sql) -> StoreResult<Option<T>>
+pub(crate) async fn pool_one<B: Backend, T>(
+    pool: &sqlx::Pool<B>,
+    sql: Sql,
+) -> StoreResult<Option<T>>
 where
     T: Col,
 {
@@ -156,9 +188,8 @@ type Window = (UserId, Date, Date);
 /// projected entries are kept.
 type ChargesKey = (UserId, Date, Date, Option<Date>);
 
-#[derive(Clone)]
-pub struct SqlStore {
-    pool: sqlx::Pool<Db>,
+pub struct SqlStore<B: Backend> {
+    pool: sqlx::Pool<B>,
     /// Projection sources per (user, window).
     sources: Arc<VersionedCache<Window, ViewSources>>,
     /// The projected entries of a whole window summed, per (user,
@@ -180,12 +211,12 @@ pub struct SqlStore {
     /// Each card's money, at the card's money version it was read at.
     cards: moka::future::Cache<AccountId, Arc<CardMoney>>,
     /// How write transactions start (group commit on SQLite).
-    writes: Writes,
+    writes: B::Writes,
     /// Whether the database changed since a moment (SQLite only).
-    changes: Changes,
+    changes: B::Changes,
     /// How short reads outside a write run (on SQLite, on the calling
     /// thread).
-    reads: Reads,
+    reads: B::Reads,
     /// Keys as authentication found them, each with the change stamp read
     /// before its query: served again only while the stamp is unchanged,
     /// so a key rotated, revoked or deleted, or a write to its owner's
@@ -199,10 +230,10 @@ pub struct SqlStore {
 }
 
 /// The most bytes of keys kept for authentication (about 20,000 keys).
-const KEY_CACHE_BYTES: u64 = 8 << 20;
+pub(crate) const KEY_CACHE_BYTES: u64 = 8 << 20;
 
 /// What one kept key takes, with the cache's own share.
-fn key_bytes(key: &ApiKey) -> u32 {
+pub(crate) fn key_bytes(key: &ApiKey) -> u32 {
     let bytes = 400 + key.secret_hash.len() + key.label.as_ref().map_or(0, String::len);
     u32::try_from(bytes).unwrap_or(u32::MAX)
 }
@@ -213,16 +244,22 @@ const VERSION_CACHE_BYTES: u64 = 4 << 20;
 /// What one kept version counter takes, with the cache's own share.
 const VERSION_ENTRY_BYTES: u32 = 160;
 
-impl SqlStore {
+impl<B: Backend> SqlStore<B> {
     /// A store over `pool` whose caches keep about `cache_bytes`: three
     /// eighths for projection sources, an eighth each for their summed
     /// entries and for months of category sums, a sixteenth for the cards'
     /// projected entries, a thirty-second each for the accounts, the
     /// categories users see and the overview's projected months, the rest
     /// (seven thirty-seconds) for card money.
-    fn from_pool(pool: sqlx::Pool<Db>, cache_bytes: u64, changes: Changes, reads: Reads) -> Self {
+    pub(crate) fn from_pool(
+        pool: sqlx::Pool<B>,
+        cache_bytes: u64,
+        writes: B::Writes,
+        changes: B::Changes,
+        reads: B::Reads,
+    ) -> Self {
         Self {
-            writes: Writes::new(&pool),
+            writes,
             changes,
             reads,
             keys: moka::future::Cache::builder()
@@ -287,9 +324,9 @@ impl SqlStore {
             "SELECT {ACCOUNT_COLUMNS}, {BALANCE_COLUMN} FROM accounts a WHERE a.user_id = $1 \
              ORDER BY a.created_at, a.id"
         );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let rows = Sql::new(sql)
             .bind(user.to_string())
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.pool.acquire().await?)
             .await?;
         rows.iter().map(account_view_from_row).collect()
     }
@@ -306,7 +343,7 @@ impl SqlStore {
         self.sources
             .get_or_load((user, from, to), version, || async {
                 let mut conn = self.pool.acquire().await?;
-                load_view_sources(&mut conn, user, from, to).await
+                load_view_sources(&mut *conn, user, from, to).await
             })
             .await
     }
@@ -393,21 +430,26 @@ impl SqlStore {
     /// migration 0009; and stamp the days of the rows a write changes with
     /// the write's own view version, migration 0014, which is why the bump
     /// comes first.)
-    async fn begin_write(&self, user: UserId) -> StoreResult<WriteTx> {
+    async fn begin_write(&self, user: UserId) -> StoreResult<B::Tx> {
         Ok(self.begin_write_versioned(user).await?.0)
     }
 
     /// [`Self::begin_write`], also giving the version the user's data had
     /// just before this write: read under the write lock (SQLite's, or the
     /// user's row on PostgreSQL), so no other write can come in between.
-    async fn begin_write_versioned(&self, user: UserId) -> StoreResult<(WriteTx, i64)> {
+    async fn begin_write_versioned(&self, user: UserId) -> StoreResult<(B::Tx, i64)> {
         let mut tx = self.writes.begin().await?;
         let bumped: Option<i64> = bump_version_query(user).scalar_optional(&mut *tx).await?;
         Ok((tx, bumped.map_or(-1, |v| v - 1)))
     }
 
+    /// How this store's writes start (the backend's own).
+    pub(crate) fn writes(&self) -> &B::Writes {
+        &self.writes
+    }
+
     /// The underlying pool, for tests and tools that need raw access.
-    pub fn pool(&self) -> &sqlx::Pool<Db> {
+    pub fn pool(&self) -> &sqlx::Pool<B> {
         &self.pool
     }
 }
@@ -424,9 +466,11 @@ fn bump_version_query(user: UserId) -> Sql {
 // ------------------------------------------------------------------ store
 
 #[async_trait]
-impl Store for SqlStore {
+impl<B: Backend> Store for SqlStore<B> {
     async fn ping(&self) -> StoreResult<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Sql::new("SELECT 1")
+            .execute(&mut *self.pool.acquire().await?)
+            .await?;
         Ok(())
     }
 
@@ -435,14 +479,14 @@ impl Store for SqlStore {
     }
 
     async fn backup(&self, to: &std::path::Path) -> StoreResult<()> {
-        self.backup_into(to).await
+        B::backup_into(self, to).await
     }
 
     async fn count_users(&self) -> StoreResult<i64> {
-        let row = sqlx::query("SELECT COUNT(*) AS n FROM users")
-            .fetch_one(&self.pool)
+        let row = Sql::new("SELECT COUNT(*) AS n FROM users")
+            .fetch_one(&mut *self.pool.acquire().await?)
             .await?;
-        Ok(row.try_get("n")?)
+        Ok(row.col("n")?)
     }
 
     async fn create_first_user(
@@ -458,7 +502,7 @@ impl Store for SqlStore {
         // Every write goes through the one write path (on SQLite, the
         // group commit's turn), never on a pool connection of its own.
         let mut tx = self.writes.begin().await?;
-        sqlx::query("INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)")
+        Sql::new("INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)")
             .bind(id.to_string())
             .bind(name.map(str::to_owned))
             .bind(format_timestamp(now))
@@ -469,12 +513,12 @@ impl Store for SqlStore {
     }
 
     async fn get_profile(&self, user: UserId) -> StoreResult<Profile> {
-        let row = sqlx::query(
+        let row = Sql::new(
             "SELECT id, name, wage_cents, monthly_living_cost_cents, has_spouse, has_children, \
              is_entrepreneur FROM users WHERE id = $1",
         )
         .bind(user.to_string())
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.pool.acquire().await?)
         .await?
         .ok_or(StoreError::NotFound)?;
         profile_from_row(&row)
@@ -486,7 +530,7 @@ impl Store for SqlStore {
 
     async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()> {
         let mut tx = self.writes.begin().await?;
-        insert_api_key(&mut tx, key).await?;
+        insert_api_key(&mut *tx, key).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -497,7 +541,8 @@ impl Store for SqlStore {
         let sql = Sql::with(
             format!(
                 "SELECT CAST({JSON_ARRAY}({JSON_ARRAY}({API_KEY_COLUMNS}), u.view_version) AS TEXT) \
-                 FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1"
+                 FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1",
+                JSON_ARRAY = B::JSON_ARRAY
             ),
             [Arg::Text(id.to_string())],
         );
@@ -531,7 +576,8 @@ impl Store for SqlStore {
                  (SELECT COALESCE(MAX(s.stamp), 0) FROM user_day_stamps s \
                   WHERE s.user_id = u.id AND s.day >= $2 AND s.day <= $3), \
                  u.view_version) AS TEXT) \
-                 FROM users u WHERE u.id = $1"
+                 FROM users u WHERE u.id = $1",
+                JSON_ARRAY = B::JSON_ARRAY
             ),
             [
                 Arg::Text(user.to_string()),
@@ -552,12 +598,12 @@ impl Store for SqlStore {
     }
 
     async fn list_api_keys(&self, user: UserId) -> StoreResult<Vec<ApiKey>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let rows = Sql::new(format!(
             "SELECT {API_KEY_COLUMNS} FROM api_keys k WHERE k.user_id = $1 \
              ORDER BY k.created_at, k.id"
-        )))
+        ))
         .bind(user.to_string())
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.pool.acquire().await?)
         .await?;
         rows.iter().map(api_key_from_row).collect()
     }
@@ -577,13 +623,13 @@ impl Store for SqlStore {
     async fn revoke_api_key(&self, id: ApiKeyId, now: Timestamp) -> StoreResult<bool> {
         let mut tx = self.writes.begin().await?;
         let done =
-            sqlx::query("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1")
+            Sql::new("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1")
                 .bind(id.to_string())
                 .bind(format_timestamp(now))
                 .execute(&mut *tx)
                 .await?;
         tx.commit().await?;
-        Ok(done.rows_affected() > 0)
+        Ok(done > 0)
     }
 
     async fn list_accounts(&self, user: UserId) -> StoreResult<Vec<AccountView>> {
@@ -602,7 +648,9 @@ impl Store for SqlStore {
             format!(
                 "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(a.id, b.posted_cents)), '[]') AS TEXT) \
                  FROM accounts a JOIN account_balances b ON b.account_id = a.id \
-                 WHERE a.user_id = $1"
+                 WHERE a.user_id = $1",
+                JSON_AGG = B::JSON_AGG,
+                JSON_ARRAY = B::JSON_ARRAY
             ),
             [Arg::Text(user.to_string())],
         );
@@ -691,11 +739,11 @@ impl Store for SqlStore {
     }
 
     async fn list_tags(&self, user: UserId) -> StoreResult<Vec<Tag>> {
-        let rows = sqlx::query(
+        let rows = Sql::new(
             "SELECT id, user_id, title, color_hex, created_at FROM tags WHERE user_id = $1",
         )
         .bind(user.to_string())
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.pool.acquire().await?)
         .await?;
         let mut tags = rows
             .iter()
@@ -736,7 +784,7 @@ impl Store for SqlStore {
     ) -> StoreResult<Created<Transaction>> {
         let created = match self.try_create_transaction(user, new, plan, now, key).await {
             // Two identical requests raced: the loser sees the winner's row.
-            Err(StoreError::Database(err)) if new.client_chosen_id && is_unique_violation(&err) => {
+            Err(err) if new.client_chosen_id && is_unique_violation(&err) => {
                 self.try_create_transaction(user, new, plan, now, key).await
             }
             other => other,
@@ -758,14 +806,14 @@ impl Store for SqlStore {
 
     async fn get_plan(&self, user: UserId, id: PurchaseId) -> StoreResult<InstallmentPlan> {
         let mut conn = self.pool.acquire().await?;
-        fetch_plan(&mut conn, user, id)
+        fetch_plan(&mut *conn, user, id)
             .await?
             .ok_or(StoreError::NotFound)
     }
 
     async fn get_rule(&self, user: UserId, id: RuleId) -> StoreResult<RecurrenceRule> {
         let mut conn = self.pool.acquire().await?;
-        fetch_rule(&mut conn, user, id)
+        fetch_rule(&mut *conn, user, id)
             .await?
             .ok_or(StoreError::NotFound)
     }
@@ -856,7 +904,7 @@ impl Store for SqlStore {
     }
 
     async fn get_transaction(&self, user: UserId, id: TransactionId) -> StoreResult<Transaction> {
-        self.read_entries(transaction_query::<Db>(user, id), 1)
+        self.read_entries(transaction_query::<B>(user, id), 1)
             .await?
             .pop()
             .ok_or(StoreError::NotFound)
@@ -1029,6 +1077,38 @@ impl Store for SqlStore {
     }
 }
 
+impl<B: Backend> SqlStore<B> {
+    /// [`fetch_entries`] outside a write, as short reads run, for a query
+    /// of at most `expected` rows: [`Self::read_entries_while`] keeping
+    /// every row.
+    async fn read_entries(&self, query: Sql, expected: usize) -> StoreResult<Vec<Transaction>> {
+        let (rows, _) = self.read_entries_while(query, expected, |_| true).await?;
+        Ok(rows)
+    }
+
+    /// The rows of a list query (ordered as [`list_order`] orders them) in
+    /// that order, up to the first one `keep` refuses: that row and the
+    /// rest are left out, and the second value says one was. Rows read
+    /// one by one stop there; a JSON page is read whole and cut after.
+    async fn read_entries_while(
+        &self,
+        query: Sql,
+        expected: usize,
+        mut keep: impl FnMut(&Transaction) -> bool + Send,
+    ) -> StoreResult<(Vec<Transaction>, bool)> {
+        if let Some(rows) = self.reads.entries(&query, expected, &mut keep).await {
+            return rows;
+        }
+        let mut rows = decode_entries(&self.read_array(entries_page::<B>(&query)).await?)?;
+        // The JSON page need not keep the query's order: restore it.
+        newest_first(&mut rows);
+        let kept = rows.iter().take_while(|row| keep(row)).count();
+        let refused = kept < rows.len();
+        rows.truncate(kept);
+        Ok((rows, refused))
+    }
+}
+
 #[cfg(test)]
 mod cache_tests {
     use super::*;
@@ -1115,36 +1195,5 @@ mod cache_tests {
         assert!(cache.weighted_size().await > bound / 2);
         // Another version of the same window is never served.
         assert!(cache.get(&last, 2).await.is_none());
-    }
-}
-impl SqlStore {
-    /// [`fetch_entries`] outside a write, as short reads run, for a query
-    /// of at most `expected` rows: [`Self::read_entries_while`] keeping
-    /// every row.
-    async fn read_entries(&self, query: Sql, expected: usize) -> StoreResult<Vec<Transaction>> {
-        let (rows, _) = self.read_entries_while(query, expected, |_| true).await?;
-        Ok(rows)
-    }
-
-    /// The rows of a list query (ordered as [`list_order`] orders them) in
-    /// that order, up to the first one `keep` refuses: that row and the
-    /// rest are left out, and the second value says one was. Rows read
-    /// one by one stop there; a JSON page is read whole and cut after.
-    async fn read_entries_while(
-        &self,
-        query: Sql,
-        expected: usize,
-        mut keep: impl FnMut(&Transaction) -> bool + Send,
-    ) -> StoreResult<(Vec<Transaction>, bool)> {
-        if let Some(rows) = self.reads.entries(&query, expected, &mut keep).await {
-            return rows;
-        }
-        let mut rows = decode_entries(&self.read_array(entries_page::<Db>(&query)).await?)?;
-        // The JSON page need not keep the query's order: restore it.
-        newest_first(&mut rows);
-        let kept = rows.iter().take_while(|row| keep(row)).count();
-        let refused = kept < rows.len();
-        rows.truncate(kept);
-        Ok((rows, refused))
     }
 }

@@ -5,7 +5,7 @@
 
 /// The value of one `$n` placeholder.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Arg {
+pub enum Arg {
     Text(String),
     /// Text or NULL (a NULL bound as text, so PostgreSQL infers its type).
     OptText(Option<String>),
@@ -43,6 +43,19 @@ impl From<i64> for Arg {
     }
 }
 
+/// A small number (a day, a count), bound as any number is.
+impl From<i32> for Arg {
+    fn from(value: i32) -> Self {
+        Arg::Int(i64::from(value))
+    }
+}
+
+impl From<Option<i32>> for Arg {
+    fn from(value: Option<i32>) -> Self {
+        Arg::OptInt(value.map(i64::from))
+    }
+}
+
 impl From<Option<i64>> for Arg {
     fn from(value: Option<i64>) -> Self {
         Arg::OptInt(value)
@@ -65,7 +78,7 @@ impl From<bool> for Arg {
 /// [`Sql::push_bind`] (or text given whole to [`Sql::with`]), so `$n` is
 /// always the n-th value.
 #[derive(Debug)]
-pub(crate) struct Sql {
+pub struct Sql {
     pub(crate) text: String,
     pub(crate) args: Vec<Arg>,
 }

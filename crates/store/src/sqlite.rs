@@ -7,6 +7,17 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use std::str::FromStr;
 use std::time::Duration;
 
+use cofre_domain::auth::ApiKey;
+use cofre_domain::transaction::{NewTransaction, Transaction};
+use cofre_domain::{ApiKeyId, UserId};
+use jiff::Timestamp;
+
+use crate::backend::{Backend, ChangeWatch, ReadPath, WritePath};
+use crate::sql_decode::{Ascii, JsonBool, RawTx};
+use crate::sql_store::{SqlStore, pool_one};
+use crate::sql_text::Sql;
+use crate::{Created, FoundKey, StoreError, StoreResult};
+
 type Db = sqlx::Sqlite;
 /// JSON aggregate and row constructor: a query's rows as one value.
 const JSON_AGG: &str = "json_group_array";
@@ -25,6 +36,7 @@ impl crate::sql_conn::Dialect for Db {
     const JSON_AGG: &'static str = JSON_AGG;
     const JSON_ARRAY: &'static str = JSON_ARRAY;
     const JSON_NESTED: &'static str = JSON_NESTED;
+    const LOCK_USERS: &'static str = LOCK_USERS;
 
     fn texts() -> &'static crate::sql_conn::DialectTexts {
         static TEXTS: std::sync::LazyLock<crate::sql_conn::DialectTexts> =
@@ -37,14 +49,22 @@ impl crate::sql_conn::Dialect for Db {
 /// has open (see [`crate::group_commit`]).
 type WriteTx = crate::group_commit::WriteTx;
 
+impl crate::backend::WriteTx<Db> for WriteTx {
+    async fn commit(self) -> StoreResult<()> {
+        WriteTx::commit(self).await
+    }
+}
+
 #[derive(Clone)]
-struct Writes(std::sync::Arc<crate::group_commit::WriteGate>);
+pub struct Writes(std::sync::Arc<crate::group_commit::WriteGate>);
 
 impl Writes {
     fn new(pool: &sqlx::Pool<Db>) -> Self {
         Self(crate::group_commit::WriteGate::new(pool.clone()))
     }
+}
 
+impl WritePath<Db> for Writes {
     async fn begin(&self) -> Result<WriteTx, crate::StoreError> {
         self.0.begin().await
     }
@@ -65,9 +85,9 @@ impl Writes {
 /// Whether the database changed, from its data version (see
 /// [`crate::change_stamp`]).
 #[derive(Clone)]
-struct Changes(std::sync::Arc<crate::change_stamp::WalWatch>);
+pub struct Changes(std::sync::Arc<crate::change_stamp::WalWatch>);
 
-impl Changes {
+impl ChangeWatch for Changes {
     fn stamp(&self) -> Option<crate::change_stamp::Stamp> {
         self.0.stamp()
     }
@@ -77,12 +97,12 @@ impl Changes {
 /// [`crate::sync_reads`]), or through the pool for a database that lives
 /// in memory, which another connection could not see.
 #[derive(Clone)]
-enum Reads {
+pub enum Reads {
     Thread(std::sync::Arc<crate::sync_reads::SyncReads>),
     Pool(sqlx::Pool<Db>),
 }
 
-impl Reads {
+impl ReadPath for Reads {
     /// The first column of the one row `sql` answers, as text.
     async fn text(&self, sql: Sql) -> Result<Option<String>, crate::StoreError> {
         match self {
@@ -226,7 +246,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
-impl SqlStore {
+impl SqlStore<Db> {
     /// Opens `url` with caches of about `cache_bytes` (see
     /// [`crate::DEFAULT_CACHE_BYTES`]), bringing its schema up to date.
     pub async fn connect(url: &str, cache_bytes: u64) -> Result<Self, crate::StoreError> {
@@ -278,14 +298,23 @@ impl SqlStore {
         } else {
             Reads::Pool(pool.clone())
         };
-        Ok((Self::from_pool(pool, cache_bytes, changes, reads), report))
+        let writes = Writes::new(&pool);
+        let store = Self::from_pool(pool, cache_bytes, writes, changes, reads);
+        Ok((store, report))
     }
+}
 
-    /// [`Store::create_transaction`]'s shortcut for a row: none on SQLite,
-    /// where every creation takes the general path through the group
-    /// commit gate.
+impl Backend for Db {
+    type Tx = WriteTx;
+    type Writes = Writes;
+    type Changes = Changes;
+    type Reads = Reads;
+
+    /// [`crate::Store::create_transaction`]'s shortcut for a row: none on
+    /// SQLite, where every creation takes the general path through the
+    /// group commit gate.
     async fn create_row_here(
-        &self,
+        _store: &SqlStore<Self>,
         _user: UserId,
         _new: &NewTransaction,
         _now: Timestamp,
@@ -296,36 +325,32 @@ impl SqlStore {
 
     /// A consistent copy of the whole database at one moment, taken while
     /// writers go on (`VACUUM INTO` reads one snapshot); `to` must not exist.
-    async fn backup_into(&self, to: &std::path::Path) -> Result<(), crate::StoreError> {
+    async fn backup_into(store: &SqlStore<Self>, to: &std::path::Path) -> StoreResult<()> {
         let target = to.to_str().ok_or(crate::StoreError::Unsupported(
             "the backup path must be valid UTF-8",
         ))?;
         sqlx::query("VACUUM INTO $1")
             .bind(target.to_owned())
-            .execute(&self.pool)
+            .execute(store.pool())
             .await?;
         Ok(())
     }
 }
 
-include!("sql_store.rs");
 include!("sql_schema.rs");
-include!("sql_series.rs");
-include!("sql_users.rs");
-include!("sql_accounts.rs");
-include!("sql_categories.rs");
-include!("sql_transactions.rs");
-include!("sql_operations.rs");
-include!("sql_import.rs");
-include!("sql_receipts.rs");
-include!("sql_cards.rs");
-include!("sql_budgets.rs");
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Store;
+    use crate::sql_store::cards::payments_query;
+    use crate::sql_store::series::{plan_rows_query, rule_rows_query};
+    use crate::sql_store::transactions::list_query;
     use cofre_domain::account::{AccountChanges, AccountType};
-    use cofre_domain::transaction::{NewTransactionInput, PagePosition, new_transaction};
+    use cofre_domain::transaction::{
+        NewTransactionInput, PagePosition, PageRequest, TransactionFilter, new_transaction,
+    };
+    use cofre_domain::{AccountId, PurchaseId, RuleId};
     use jiff::civil::date;
     use rusqlite::StatementStatus;
 
@@ -353,7 +378,7 @@ mod tests {
     async fn a_page_after_a_cursor_steps_over_no_earlier_rows() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("list.db");
-        let store = SqlStore::connect(&format!("sqlite://{}", path.display()), 0)
+        let store = SqlStore::<Db>::connect(&format!("sqlite://{}", path.display()), 0)
             .await
             .unwrap();
         let now: jiff::Timestamp = "2026-11-22T15:00:00Z".parse().unwrap();
@@ -402,7 +427,7 @@ mod tests {
             limit: 20,
             after: None,
         };
-        let first_steps = vm_steps(&path, &list_query(user, &filter, &first));
+        let first_steps = vm_steps(&path, &list_query::<Db>(user, &filter, &first));
         // The cursor of a page 1,200 rows down.
         let deep = PageRequest {
             limit: 20,
@@ -411,7 +436,7 @@ mod tests {
                 id: "00000000-0000-4000-8000-000000001200".into(),
             }),
         };
-        let deep_steps = vm_steps(&path, &list_query(user, &filter, &deep));
+        let deep_steps = vm_steps(&path, &list_query::<Db>(user, &filter, &deep));
         assert!(
             deep_steps < 2 * first_steps,
             "the first page took {first_steps} steps, one 1,200 rows down {deep_steps}"
@@ -423,7 +448,7 @@ mod tests {
             ..filter.clone()
         };
         for (filter, page) in [(&filter, &first), (&filter, &deep), (&cashflow, &deep)] {
-            let plan = plan(&path, &list_query(user, filter, page));
+            let plan = plan(&path, &list_query::<Db>(user, filter, page));
             assert!(
                 plan.contains("INDEX transactions_user_date (user_id=? AND date>? AND date<?)"),
                 "the list's index not used: {plan}"
@@ -458,7 +483,7 @@ mod tests {
     async fn lookups_by_link_use_the_partial_indexes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("plans.db");
-        SqlStore::connect(&format!("sqlite://{}", path.display()), 0)
+        SqlStore::<Db>::connect(&format!("sqlite://{}", path.display()), 0)
             .await
             .unwrap();
         let rules = [RuleId::new(), RuleId::new()];
@@ -470,7 +495,7 @@ mod tests {
             ),
             (plan_rows_query(&plans), "transactions_installment"),
             (
-                payments_query(AccountId::new()),
+                payments_query::<Db>(AccountId::new()),
                 "transactions_bill_payments_cover",
             ),
         ] {

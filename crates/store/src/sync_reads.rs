@@ -67,7 +67,7 @@ const FIRST_PAUSE: Duration = Duration::from_millis(1);
 const LONGEST_PAUSE: Duration = Duration::from_millis(50);
 
 /// Readers of one database file.
-pub(crate) struct SyncReads {
+pub struct SyncReads {
     path: PathBuf,
     busy_timeout: Duration,
     idle: Mutex<Vec<Reader>>,

@@ -1,12 +1,10 @@
-// User profiles. Included by `sqlite.rs` and `postgres.rs` with the other
-// `sql_*.rs` files, sharing `sql_store.rs` imports; `Store` methods forward here.
+//! User profiles.
+
+use super::*;
 
 /// Stores a key; NotFound when its user does not exist.
-async fn insert_api_key(
-    conn: &mut <Db as sqlx::Database>::Connection,
-    key: &ApiKey,
-) -> StoreResult<()> {
-    let result = sqlx::query(
+pub(crate) async fn insert_api_key(conn: &mut impl Conn, key: &ApiKey) -> StoreResult<()> {
+    let result = Sql::new(
         "INSERT INTO api_keys (id, user_id, secret_hash, scopes, label, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
     )
@@ -20,44 +18,44 @@ async fn insert_api_key(
     .await;
     match result {
         Ok(_) => Ok(()),
-        Err(sqlx::Error::Database(db)) if db.is_foreign_key_violation() => {
+        Err(StoreError::Database(sqlx::Error::Database(db))) if db.is_foreign_key_violation() => {
             Err(StoreError::NotFound)
         }
-        Err(err) => Err(err.into()),
+        Err(err) => Err(err),
     }
 }
 
-impl SqlStore {
-    async fn create_first_user_in_tx(
+impl<B: Backend> SqlStore<B> {
+    pub(crate) async fn create_first_user_in_tx(
         &self,
         key: &ApiKey,
         now: Timestamp,
     ) -> StoreResult<Option<Profile>> {
         let mut tx = self.writes.begin().await?;
-        sqlx::query(LOCK_USERS).execute(&mut *tx).await?;
-        let users: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users")
+        Sql::new(B::LOCK_USERS).execute(&mut *tx).await?;
+        let users: i64 = query_scalar("SELECT COUNT(*) FROM users")
             .fetch_one(&mut *tx)
             .await?;
         if users > 0 {
             return Ok(None);
         }
-        sqlx::query("INSERT INTO users (id, created_at) VALUES ($1, $2)")
+        Sql::new("INSERT INTO users (id, created_at) VALUES ($1, $2)")
             .bind(key.user_id.to_string())
             .bind(format_timestamp(now))
             .execute(&mut *tx)
             .await?;
-        insert_api_key(&mut tx, key).await?;
+        insert_api_key(&mut *tx, key).await?;
         tx.commit().await?;
         self.get_profile(key.user_id).await.map(Some)
     }
 
-    async fn update_profile_in_tx(
+    pub(crate) async fn update_profile_in_tx(
         &self,
         user: UserId,
         changes: &ProfileChanges,
     ) -> StoreResult<Profile> {
         let mut tx = self.begin_write(user).await?;
-        let row = sqlx::query(
+        let row = Sql::new(
             "SELECT id, name, wage_cents, monthly_living_cost_cents, has_spouse, has_children, \
              is_entrepreneur FROM users WHERE id = $1",
         )
@@ -66,7 +64,7 @@ impl SqlStore {
         .await?
         .ok_or(StoreError::NotFound)?;
         let next = profile_rules::apply_changes(&profile_from_row(&row)?, changes)?;
-        sqlx::query(
+        Sql::new(
             "UPDATE users SET name = $2, wage_cents = $3, monthly_living_cost_cents = $4, \
              has_spouse = $5, has_children = $6, is_entrepreneur = $7 WHERE id = $1",
         )
@@ -83,27 +81,27 @@ impl SqlStore {
         Ok(next)
     }
 
-    async fn list_users_with_keys(&self) -> StoreResult<Vec<UserSummary>> {
-        let rows = sqlx::query(
+    pub(crate) async fn list_users_with_keys(&self) -> StoreResult<Vec<UserSummary>> {
+        let rows = Sql::new(
             "SELECT u.id, u.name, u.created_at, \
              (SELECT COUNT(*) FROM api_keys k WHERE k.user_id = u.id AND k.revoked_at IS NULL) \
              AS active_keys FROM users u ORDER BY u.created_at, u.id",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.pool.acquire().await?)
         .await?;
         rows.iter()
             .map(|row| {
                 Ok(UserSummary {
                     id: UserId(get_uuid(row, "id")?),
-                    name: row.try_get("name")?,
+                    name: row.col("name")?,
                     created_at: get_ts(row, "created_at")?,
-                    active_keys: row.try_get("active_keys")?,
+                    active_keys: row.col("active_keys")?,
                 })
             })
             .collect()
     }
 
-    async fn rotate_key_in_tx(
+    pub(crate) async fn rotate_key_in_tx(
         &self,
         old: ApiKeyId,
         new: &ApiKey,
@@ -111,22 +109,22 @@ impl SqlStore {
     ) -> StoreResult<()> {
         let mut tx = self.writes.begin().await?;
         let revoked =
-            sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+            Sql::new("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
                 .bind(old.to_string())
                 .bind(format_timestamp(now))
                 .execute(&mut *tx)
                 .await?;
-        if revoked.rows_affected() == 0 {
+        if revoked == 0 {
             return Err(StoreError::NotFound);
         }
-        insert_api_key(&mut tx, new).await?;
+        insert_api_key(&mut *tx, new).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    async fn delete_user_in_tx(&self, user: UserId) -> StoreResult<Vec<String>> {
+    pub(crate) async fn delete_user_in_tx(&self, user: UserId) -> StoreResult<Vec<String>> {
         let mut tx = self.begin_write(user).await?;
-        let receipts: Vec<String> = sqlx::query_scalar(
+        let receipts: Vec<String> = query_scalar(
             "SELECT receipt_name FROM transactions WHERE user_id = $1 AND receipt_name IS NOT NULL",
         )
         .bind(user.to_string())
@@ -134,16 +132,16 @@ impl SqlStore {
         .await?;
         // Accounts point at each other (the paying account of a card):
         // let go first, as deleting one account does.
-        sqlx::query("UPDATE accounts SET pay_bill_from_account_id = NULL WHERE user_id = $1")
+        Sql::new("UPDATE accounts SET pay_bill_from_account_id = NULL WHERE user_id = $1")
             .bind(user.to_string())
             .execute(&mut *tx)
             .await?;
         // Everything else of the user goes with the row (ON DELETE CASCADE).
-        let deleted = sqlx::query("DELETE FROM users WHERE id = $1")
+        let deleted = Sql::new("DELETE FROM users WHERE id = $1")
             .bind(user.to_string())
             .execute(&mut *tx)
             .await?;
-        if deleted.rows_affected() == 0 {
+        if deleted == 0 {
             return Err(StoreError::NotFound);
         }
         tx.commit().await?;

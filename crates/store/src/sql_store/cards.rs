@@ -1,17 +1,12 @@
-// Card bills: each card's money summed per day, and the payments made
-// against its bills. Included after `sql_store.rs` by `sqlite.rs` and
-// `postgres.rs`.
+//! Card bills: each card's money summed per day, and the payments made
+//! against its bills.
 
-use cofre_domain::bills::{DayTotal, NewBillPayment, Payment};
-use cofre_domain::card::{BillMonth, PaymentLeg};
-use cofre_domain::overview::ItemKind;
-
-use crate::CardMoney;
+use super::*;
 
 /// One row of `day_totals` as the aggregate of [`days_query`] writes
 /// it: date, type, installment, cents.
 #[derive(serde::Deserialize)]
-struct RawDay(String, String, JsonBool, i64);
+pub(crate) struct RawDay(String, String, JsonBool, i64);
 
 impl RawDay {
     fn decode(self) -> StoreResult<DayTotal> {
@@ -26,7 +21,7 @@ impl RawDay {
 }
 
 /// Where a day's total sits in a card's days, which are kept sorted by it.
-fn day_key(day: &DayTotal) -> (Date, bool, bool) {
+pub(crate) fn day_key(day: &DayTotal) -> (Date, bool, bool) {
     (day.date, day.tx_type == TxType::Credit, day.installment)
 }
 
@@ -34,11 +29,13 @@ fn day_key(day: &DayTotal) -> (Date, bool, bool) {
 /// zero totals only when asked for changes, where a zero replaces what
 /// was kept), as one JSON array: handing thousands of rows over one by one
 /// cost most of the first read after a write.
-fn days_query(card: AccountId, since: i64) -> Sql {
+pub(crate) fn days_query<B: Dialect>(card: AccountId, since: i64) -> Sql {
     Sql::with(
         format!(
             "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(date, type, installment, cents)), '[]') AS TEXT) \
-             FROM day_totals WHERE account_id = $1 AND version > $2 AND (cents <> 0 OR $2 >= 0)"
+             FROM day_totals WHERE account_id = $1 AND version > $2 AND (cents <> 0 OR $2 >= 0)",
+            JSON_AGG = B::JSON_AGG,
+            JSON_ARRAY = B::JSON_ARRAY
         ),
         [Arg::Text(card.to_string()), Arg::Int(since)],
     )
@@ -46,18 +43,20 @@ fn days_query(card: AccountId, since: i64) -> Sql {
 
 /// Every payment registered against `card`'s bills, oldest first, as one
 /// JSON array: a few a year, read whole on every change of the card.
-fn payments_query(card: AccountId) -> Sql {
+pub(crate) fn payments_query<B: Dialect>(card: AccountId) -> Sql {
     Sql::with(
         format!(
             "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(id, bill_month, amount_cents)), '[]') AS TEXT) \
              FROM (SELECT id, bill_month, amount_cents FROM transactions \
-             WHERE bill_to_account_id = $1 AND bill_month IS NOT NULL ORDER BY date, id) g"
+             WHERE bill_to_account_id = $1 AND bill_month IS NOT NULL ORDER BY date, id) g",
+            JSON_AGG = B::JSON_AGG,
+            JSON_ARRAY = B::JSON_ARRAY
         ),
         [Arg::Text(card.to_string())],
     )
 }
 
-fn decode_payments(text: &str) -> StoreResult<Vec<Payment>> {
+pub(crate) fn decode_payments(text: &str) -> StoreResult<Vec<Payment>> {
     let raw: Vec<(&str, &str, i64)> = serde_json::from_str(text)
         .map_err(|e| StoreError::Corrupt(format!("bill payments: {e}")))?;
     raw.into_iter()
@@ -74,7 +73,7 @@ fn decode_payments(text: &str) -> StoreResult<Vec<Payment>> {
 /// `kept` with the day totals `changed` since it was read: one merge of
 /// two sorted lists, however many days changed (a change is a total's new
 /// value, so reading one twice is harmless).
-fn merge_days(kept: &[DayTotal], mut changed: Vec<DayTotal>) -> Vec<DayTotal> {
+pub(crate) fn merge_days(kept: &[DayTotal], mut changed: Vec<DayTotal>) -> Vec<DayTotal> {
     changed.sort_unstable_by_key(day_key);
     let mut days = Vec::with_capacity(kept.len() + changed.len());
     let mut old = kept.iter().copied().peekable();
@@ -92,7 +91,7 @@ fn merge_days(kept: &[DayTotal], mut changed: Vec<DayTotal>) -> Vec<DayTotal> {
     days
 }
 
-impl SqlStore {
+impl<B: Backend> SqlStore<B> {
     /// `kept` brought up to `version`, a money version read before (so the
     /// result holds at least every change up to it): the day totals
     /// changed since `kept` was read replace theirs (and the bill sums
@@ -100,15 +99,15 @@ impl SqlStore {
     /// and the payments are read again. From nothing kept (version -1) it
     /// is the card's whole money, a long read left to the pool; a refresh
     /// is a few short reads on the calling thread.
-    async fn refresh_card(
+    pub(crate) async fn refresh_card(
         &self,
         card: AccountId,
         kept: &CardMoney,
         version: i64,
     ) -> StoreResult<CardMoney> {
-        let days = days_query(card, kept.version);
+        let days = days_query::<B>(card, kept.version);
         let days = if kept.version < 0 {
-            pool_one::<String>(&self.pool, days)
+            pool_one::<B, String>(&self.pool, days)
                 .await?
                 .unwrap_or_else(|| "[]".to_owned())
         } else {
@@ -120,7 +119,7 @@ impl SqlStore {
             .into_iter()
             .map(RawDay::decode)
             .collect::<StoreResult<Vec<_>>>()?;
-        let payments = decode_payments(&self.read_array(payments_query(card)).await?)?;
+        let payments = decode_payments(&self.read_array(payments_query::<B>(card)).await?)?;
         let dates: Vec<Date> = changed.iter().map(|d| d.date).collect();
         let days = merge_days(&kept.days, changed);
         Ok(CardMoney::after(kept, version, days, dates, payments))
@@ -129,14 +128,19 @@ impl SqlStore {
     /// Each of the user's cards' money, from memory where the card's money
     /// version is the one kept: a write reloads only the cards it touched,
     /// and of those only the days it changed.
-    async fn card_money_of(&self, user: UserId) -> StoreResult<HashMap<AccountId, Arc<CardMoney>>> {
+    pub(crate) async fn card_money_of(
+        &self,
+        user: UserId,
+    ) -> StoreResult<HashMap<AccountId, Arc<CardMoney>>> {
         // The versions are one short read; a card is read from the database
         // only when its money changed since it was kept.
         let versions = Sql::with(
             format!(
                 "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(a.id, b.money_version)), '[]') AS TEXT) \
                  FROM accounts a JOIN account_balances b ON b.account_id = a.id \
-                 WHERE a.user_id = $1 AND a.type = 'CREDIT'"
+                 WHERE a.user_id = $1 AND a.type = 'CREDIT'",
+                JSON_AGG = B::JSON_AGG,
+                JSON_ARRAY = B::JSON_ARRAY
             ),
             [Arg::Text(user.to_string())],
         );
@@ -169,7 +173,7 @@ impl SqlStore {
         Ok(cards)
     }
 
-    async fn pay_bill_in_tx(
+    pub(crate) async fn pay_bill_in_tx(
         &self,
         user: UserId,
         payment: &NewBillPayment,
@@ -188,7 +192,7 @@ impl SqlStore {
         if card.state.account_type != AccountType::Credit {
             return Err(StoreError::NotFound);
         }
-        let bank = open_account(&mut tx, user, payment.from_account_id, "account_id").await?;
+        let bank = open_account(&mut *tx, user, payment.from_account_id, "account_id").await?;
         if bank.state.account_type != AccountType::Bank {
             return Err(DomainError::field("account_id", "must be a bank account").into());
         }
@@ -207,7 +211,7 @@ impl SqlStore {
             (payment.card_leg, &card, &payment.card, false),
         ];
         for (id, account, state, bank_side) in legs {
-            insert_plain_row(&mut tx, id, user, account, state, now).await?;
+            insert_plain_row(&mut *tx, id, user, account, state, now).await?;
             let leg = PaymentLeg {
                 card_id: payment.card_id,
                 month: payment.month,
@@ -220,7 +224,7 @@ impl SqlStore {
         Ok(())
     }
 
-    async fn hide_bill_in_tx(
+    pub(crate) async fn hide_bill_in_tx(
         &self,
         user: UserId,
         handle: &Handle,
@@ -228,12 +232,16 @@ impl SqlStore {
         now: Timestamp,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write(user).await?;
-        insert_tombstone(&mut tx, user, handle, date, now).await?;
+        insert_tombstone(&mut *tx, user, handle, date, now).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    async fn month_items_of(&self, user: UserId, month: BillMonth) -> StoreResult<Vec<MonthItem>> {
+    pub(crate) async fn month_items_of(
+        &self,
+        user: UserId,
+        month: BillMonth,
+    ) -> StoreResult<Vec<MonthItem>> {
         // The month's visible rows off the cards, already summed by
         // account, type, status and kind by triggers (migration 0007): a
         // few dozen rows however many the month holds, as one short read.
@@ -242,7 +250,9 @@ impl SqlStore {
                 "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(m.account_id, m.type, m.status, \
                  m.kind, m.cents)), '[]') AS TEXT) \
                  FROM month_totals m JOIN accounts a ON a.id = m.account_id \
-                 WHERE a.user_id = $1 AND a.type <> 'CREDIT' AND m.month = $2 AND m.cents <> 0"
+                 WHERE a.user_id = $1 AND a.type <> 'CREDIT' AND m.month = $2 AND m.cents <> 0",
+                JSON_AGG = B::JSON_AGG,
+                JSON_ARRAY = B::JSON_ARRAY
             ),
             [Arg::Text(user.to_string()), Arg::Text(month.key())],
         );

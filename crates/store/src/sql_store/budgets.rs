@@ -1,24 +1,18 @@
-// Budgets and the totals reports read. Included by `sqlite.rs` and
-// `postgres.rs` with the other `sql_*.rs` files, sharing `sql_store.rs`
-// imports; `Store` methods forward here.
+//! Budgets and the totals reports read.
 
-use cofre_domain::BudgetId;
-use cofre_domain::budget::{Budget, LimitChange, MAX_BUDGETS_PER_USER};
-use cofre_domain::view::Hashing;
+use super::*;
 
-use crate::{BudgetOp, DayAmount, EntryTotal, PostedDay, TotalsBy};
-
-const BUDGET_COLUMNS: &str = "b.id, b.category_id, b.include_subcategories, b.rollover, \
+pub(crate) const BUDGET_COLUMNS: &str = "b.id, b.category_id, b.include_subcategories, b.rollover, \
      b.starts_on, b.ends_on, b.created_at";
 
-fn parse_month(column: &str, text: &str) -> StoreResult<BillMonth> {
+pub(crate) fn parse_month(column: &str, text: &str) -> StoreResult<BillMonth> {
     BillMonth::parse_key(text).ok_or_else(|| corrupt(column, text))
 }
 
 /// The user's budgets (all, or the one `only` names), oldest first, each
 /// with its limit changes.
-async fn fetch_budgets(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn fetch_budgets(
+    conn: &mut impl Conn,
     user: UserId,
     only: Option<BudgetId>,
 ) -> StoreResult<Vec<Budget>> {
@@ -35,10 +29,10 @@ async fn fetch_budgets(
     let mut out: Vec<Budget> = Vec::new();
     for row in &rows {
         let id = BudgetId(get_uuid(row, "id")?);
-        let from: String = row.try_get("from_month")?;
+        let from: String = row.col("from_month")?;
         let change = LimitChange {
             from_month: parse_month("from_month", &from)?,
-            amount: Money::from_cents(row.try_get("amount_cents")?),
+            amount: Money::from_cents(row.col("amount_cents")?),
         };
         if let Some(last) = out.last_mut()
             && last.id == id
@@ -46,14 +40,14 @@ async fn fetch_budgets(
             last.limits.push(change);
             continue;
         }
-        let starts: String = row.try_get("starts_on")?;
-        let ends: Option<String> = row.try_get("ends_on")?;
+        let starts: String = row.col("starts_on")?;
+        let ends: Option<String> = row.col("ends_on")?;
         out.push(Budget {
             id,
             user_id: user,
             category_id: CategoryId(get_uuid(row, "category_id")?),
-            include_subcategories: row.try_get("include_subcategories")?,
-            rollover: row.try_get("rollover")?,
+            include_subcategories: row.col("include_subcategories")?,
+            rollover: row.col("rollover")?,
             starts_on: parse_month("starts_on", &starts)?,
             ends_on: ends
                 .as_deref()
@@ -70,8 +64,8 @@ async fn fetch_budgets(
 /// month with another budget of the same category: read under the write
 /// lock, so two concurrent writes cannot both pass. Gives how many other
 /// budgets the user has.
-async fn check_budget(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn check_budget(
+    conn: &mut impl Conn,
     user: UserId,
     budget: &Budget,
 ) -> StoreResult<usize> {
@@ -93,8 +87,8 @@ async fn check_budget(
 }
 
 /// Writes a budget's row and its limit changes (replacing any kept).
-async fn write_budget(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn write_budget(
+    conn: &mut impl Conn,
     user: UserId,
     budget: &Budget,
     insert: bool,
@@ -106,7 +100,7 @@ async fn write_budget(
         "UPDATE budgets SET category_id = $3, include_subcategories = $4, rollover = $5, \
          starts_on = $6, ends_on = $7 WHERE id = $1 AND user_id = $2"
     };
-    let mut query = sqlx::query(sql)
+    let mut query = Sql::new(sql)
         .bind(budget.id.to_string())
         .bind(user.to_string())
         .bind(budget.category_id.to_string())
@@ -117,14 +111,14 @@ async fn write_budget(
     if insert {
         query = query.bind(format_timestamp(budget.created_at));
     } else {
-        sqlx::query("DELETE FROM budget_limits WHERE budget_id = $1")
+        Sql::new("DELETE FROM budget_limits WHERE budget_id = $1")
             .bind(budget.id.to_string())
             .execute(&mut *conn)
             .await?;
     }
     query.execute(&mut *conn).await?;
     for change in &budget.limits {
-        sqlx::query(
+        Sql::new(
             "INSERT INTO budget_limits (budget_id, from_month, amount_cents) VALUES ($1, $2, $3)",
         )
         .bind(budget.id.to_string())
@@ -137,10 +131,11 @@ async fn write_budget(
 }
 
 /// The columns of a summed group, in [`RawTotal`]'s order.
-const TOTAL_COLUMNS: &str = "account_id, month, category_id, tag_id, type, status, transfer, cents";
+pub(crate) const TOTAL_COLUMNS: &str =
+    "account_id, month, category_id, tag_id, type, status, transfer, cents";
 
 /// The summed groups of a JSON array of [`TOTAL_COLUMNS`].
-fn decode_totals(text: &str) -> StoreResult<Vec<EntryTotal>> {
+pub(crate) fn decode_totals(text: &str) -> StoreResult<Vec<EntryTotal>> {
     let raw: Vec<RawTotal> = serde_json::from_str(text)
         .map_err(|e| StoreError::Corrupt(format!("entry totals: {e}")))?;
     raw.into_iter().map(RawTotal::decode).collect()
@@ -151,7 +146,7 @@ fn decode_totals(text: &str) -> StoreResult<Vec<EntryTotal>> {
 /// none), tag, type, status, transfer (0 or 1), cents. Borrowed from the
 /// JSON text: ids, months and codes hold no escapes.
 #[derive(serde::Deserialize)]
-struct RawTotal<'a>(
+pub(crate) struct RawTotal<'a>(
     Option<&'a str>,
     &'a str,
     &'a str,
@@ -185,7 +180,7 @@ impl RawTotal<'_> {
 }
 
 /// Per-account day amounts from a JSON array of `[account, date, cents]`.
-fn decode_days(text: &str) -> StoreResult<Vec<DayAmount>> {
+pub(crate) fn decode_days(text: &str) -> StoreResult<Vec<DayAmount>> {
     let raw: Vec<(&str, &str, i64)> =
         serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("day amounts: {e}")))?;
     raw.into_iter()
@@ -199,67 +194,71 @@ fn decode_days(text: &str) -> StoreResult<Vec<DayAmount>> {
         .collect()
 }
 
-impl SqlStore {
-    async fn list_budgets_of(&self, user: UserId) -> StoreResult<Vec<Budget>> {
+impl<B: Backend> SqlStore<B> {
+    pub(crate) async fn list_budgets_of(&self, user: UserId) -> StoreResult<Vec<Budget>> {
         let mut conn = self.pool.acquire().await?;
-        fetch_budgets(&mut conn, user, None).await
+        fetch_budgets(&mut *conn, user, None).await
     }
 
-    async fn get_budget_of(&self, user: UserId, id: BudgetId) -> StoreResult<Budget> {
+    pub(crate) async fn get_budget_of(&self, user: UserId, id: BudgetId) -> StoreResult<Budget> {
         let mut conn = self.pool.acquire().await?;
-        fetch_budgets(&mut conn, user, Some(id))
+        fetch_budgets(&mut *conn, user, Some(id))
             .await?
             .pop()
             .ok_or(StoreError::NotFound)
     }
 
-    async fn create_budget_in_tx(&self, user: UserId, budget: &Budget) -> StoreResult<Budget> {
+    pub(crate) async fn create_budget_in_tx(
+        &self,
+        user: UserId,
+        budget: &Budget,
+    ) -> StoreResult<Budget> {
         let mut tx = self.begin_write(user).await?;
-        let others = check_budget(&mut tx, user, budget).await?;
+        let others = check_budget(&mut *tx, user, budget).await?;
         if u64::try_from(others).unwrap_or(u64::MAX) >= MAX_BUDGETS_PER_USER {
             return Err(StoreError::LimitReached {
                 what: "budgets",
                 limit: MAX_BUDGETS_PER_USER,
             });
         }
-        write_budget(&mut tx, user, budget, true).await?;
+        write_budget(&mut *tx, user, budget, true).await?;
         tx.commit().await?;
         Ok(budget.clone())
     }
 
-    async fn update_budget_in_tx(
+    pub(crate) async fn update_budget_in_tx(
         &self,
         user: UserId,
         id: BudgetId,
         op: BudgetOp,
     ) -> StoreResult<Budget> {
         let mut tx = self.begin_write(user).await?;
-        let current = fetch_budgets(&mut tx, user, Some(id))
+        let current = fetch_budgets(&mut *tx, user, Some(id))
             .await?
             .pop()
             .ok_or(StoreError::NotFound)?;
         let next = op(&current)?;
-        check_budget(&mut tx, user, &next).await?;
-        write_budget(&mut tx, user, &next, false).await?;
+        check_budget(&mut *tx, user, &next).await?;
+        write_budget(&mut *tx, user, &next, false).await?;
         tx.commit().await?;
         Ok(next)
     }
 
-    async fn delete_budget_in_tx(&self, user: UserId, id: BudgetId) -> StoreResult<()> {
+    pub(crate) async fn delete_budget_in_tx(&self, user: UserId, id: BudgetId) -> StoreResult<()> {
         let mut tx = self.begin_write(user).await?;
-        let deleted = sqlx::query("DELETE FROM budgets WHERE id = $1 AND user_id = $2")
+        let deleted = Sql::new("DELETE FROM budgets WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
             .bind(user.to_string())
             .execute(&mut *tx)
             .await?;
-        if deleted.rows_affected() == 0 {
+        if deleted == 0 {
             return Err(StoreError::NotFound);
         }
         tx.commit().await?;
         Ok(())
     }
 
-    async fn entry_totals_of(
+    pub(crate) async fn entry_totals_of(
         &self,
         user: UserId,
         from: BillMonth,
@@ -281,7 +280,9 @@ impl SqlStore {
         // days do: handing hundreds of rows over one by one cost most of
         // a report.
         let mut query = Sql::new(format!(
-            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TOTAL_COLUMNS})), '[]') AS TEXT) FROM ("
+            "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TOTAL_COLUMNS})), '[]') AS TEXT) FROM (",
+            JSON_AGG = B::JSON_AGG,
+            JSON_ARRAY = B::JSON_ARRAY
         ));
         match by {
             // Summed by triggers (migration 0010): a few rows per account,
@@ -368,7 +369,7 @@ impl SqlStore {
     /// its stamp (migration 0012), the months whose stamp moved read
     /// again. Right after a purchase that is this month alone, not the
     /// year of months before it a rollover budget also needs.
-    async fn user_category_totals(
+    pub(crate) async fn user_category_totals(
         &self,
         user: UserId,
         from: BillMonth,
@@ -379,7 +380,9 @@ impl SqlStore {
             format!(
                 "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(month, stamp)), '[]') AS TEXT) \
                  FROM (SELECT month, stamp FROM user_month_stamps \
-                 WHERE user_id = $1 AND month >= $2 AND month <= $3) g"
+                 WHERE user_id = $1 AND month >= $2 AND month <= $3) g",
+                JSON_AGG = B::JSON_AGG,
+                JSON_ARRAY = B::JSON_ARRAY
             ),
             [
                 Arg::Text(user.to_string()),
@@ -408,7 +411,9 @@ impl SqlStore {
             "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}({TOTAL_COLUMNS})), '[]') AS TEXT) FROM (\
              SELECT NULL AS account_id, month, category_id, NULL AS tag_id, \
              type, status, CAST(transfer AS INTEGER) AS transfer, cents \
-             FROM user_category_month_totals WHERE user_id = "
+             FROM user_category_month_totals WHERE user_id = ",
+            JSON_AGG = B::JSON_AGG,
+            JSON_ARRAY = B::JSON_ARRAY
         ));
         query.push_bind(user.to_string());
         let months: Vec<String> = missing
@@ -447,7 +452,7 @@ impl SqlStore {
         Ok(totals)
     }
 
-    async fn posted_days_of(
+    pub(crate) async fn posted_days_of(
         &self,
         user: UserId,
         after: Date,
@@ -460,7 +465,9 @@ impl SqlStore {
                 "SELECT CAST(COALESCE({JSON_AGG}({JSON_ARRAY}(date, banks, cards)), '[]') AS TEXT) \
                  FROM (SELECT date, banks, cards FROM user_day_balances \
                  WHERE user_id = $1 AND currency = $2 AND date > $3 AND (banks <> 0 OR cards <> 0) \
-                 ORDER BY date) g"
+                 ORDER BY date) g",
+                JSON_AGG = B::JSON_AGG,
+                JSON_ARRAY = B::JSON_ARRAY
             ),
             [
                 Arg::Text(user.to_string()),
@@ -482,7 +489,7 @@ impl SqlStore {
             .collect()
     }
 
-    async fn pending_days_of(
+    pub(crate) async fn pending_days_of(
         &self,
         user: UserId,
         after: Date,
@@ -494,7 +501,9 @@ impl SqlStore {
                  FROM (SELECT account_id, date, CAST(SUM(CASE WHEN type = 'CREDIT' THEN amount_cents \
                  ELSE -amount_cents END) AS BIGINT) AS cents FROM transactions \
                  WHERE user_id = $1 AND status = 'PENDING' AND date > $2 AND date <= $3 \
-                 GROUP BY account_id, date) g"
+                 GROUP BY account_id, date) g",
+                JSON_AGG = B::JSON_AGG,
+                JSON_ARRAY = B::JSON_ARRAY
             ),
             [
                 Arg::Text(user.to_string()),

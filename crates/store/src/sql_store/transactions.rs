@@ -1,9 +1,10 @@
-// Transaction rows: create, update, delete, list, and batch imports of rows
-// with their rules and plans. Included by `sqlite.rs` and `postgres.rs` with
-// the other `sql_*.rs` files, sharing `sql_store.rs` imports; `Store` methods forward here.
+//! Transaction rows: create, update, delete, list, and batch imports of
+//! rows with their rules and plans.
 
-impl SqlStore {
-    async fn try_create_transaction(
+use super::*;
+
+impl<B: Backend> SqlStore<B> {
+    pub(crate) async fn try_create_transaction(
         &self,
         user: UserId,
         new: &NewTransaction,
@@ -12,7 +13,7 @@ impl SqlStore {
         key: Option<ApiKeyId>,
     ) -> StoreResult<Created<Transaction>> {
         if plan.is_none()
-            && let Some(created) = self.create_row_here(user, new, now, key).await
+            && let Some(created) = B::create_row_here(self, user, new, now, key).await
         {
             return created;
         }
@@ -23,7 +24,7 @@ impl SqlStore {
         if new.client_chosen_id
             && let Some(row) = replay_query(new.id).fetch_optional(&mut *tx).await?
         {
-            let (owner, fingerprint): (String, Option<String>) = (row.try_get(0)?, row.try_get(1)?);
+            let (owner, fingerprint): (String, Option<String>) = (row.col(0)?, row.col(1)?);
             same_request(user, new, &owner, fingerprint.as_deref())?;
             let value = fetch_transaction(&mut *tx, user, new.id)
                 .await?
@@ -42,7 +43,7 @@ impl SqlStore {
         // nothing stored), before the plan names that account.
         insert_transaction(&mut *tx, new_row(user, new, now)).await?;
         if let Some(plan) = plan {
-            put_plan(&mut tx, plan, now).await?;
+            put_plan(&mut *tx, plan, now).await?;
         }
         let value = fetch_transaction(&mut *tx, user, new.id)
             .await?
@@ -54,7 +55,7 @@ impl SqlStore {
         })
     }
 
-    async fn import_in_tx(
+    pub(crate) async fn import_in_tx(
         &self,
         user: UserId,
         batch: &ImportBatch,
@@ -62,9 +63,9 @@ impl SqlStore {
     ) -> StoreResult<()> {
         let mut tx = self.begin_write(user).await?;
         let mut accounts: HashMap<AccountId, Account> = HashMap::new();
-        for view in sqlx::query(sqlx::AssertSqlSafe(format!(
+        for view in Sql::new(format!(
             "SELECT {ACCOUNT_COLUMNS}, CAST(0 AS BIGINT) AS balance_cents FROM accounts a WHERE a.user_id = $1"
-        )))
+        ))
         .bind(user.to_string())
         .fetch_all(&mut *tx)
         .await?
@@ -75,14 +76,14 @@ impl SqlStore {
             accounts.insert(view.account.id, view.account);
         }
         let owned = |id: AccountId| accounts.get(&id).ok_or_else(no_such_account);
-        check_batch_caps(&mut tx, user, batch.rules.len(), batch.plans.len()).await?;
+        check_batch_caps(&mut *tx, user, batch.rules.len(), batch.plans.len()).await?;
         for rule in &batch.rules {
             owned(rule.account_id)?;
-            insert_rule(&mut tx, rule, now).await?;
+            insert_rule(&mut *tx, rule, now).await?;
         }
         for plan in &batch.plans {
             owned(plan.account_id)?;
-            insert_plan(&mut tx, plan, now).await?;
+            insert_plan(&mut *tx, plan, now).await?;
         }
         for row in &batch.rows {
             let account = owned(row.account_id)?;
@@ -108,7 +109,7 @@ impl SqlStore {
         Ok(())
     }
 
-    async fn update_transaction_in_tx(
+    pub(crate) async fn update_transaction_in_tx(
         &self,
         user: UserId,
         id: TransactionId,
@@ -153,7 +154,7 @@ impl SqlStore {
         Ok(changed)
     }
 
-    async fn delete_transaction_in_tx(
+    pub(crate) async fn delete_transaction_in_tx(
         &self,
         user: UserId,
         id: TransactionId,
@@ -167,14 +168,14 @@ impl SqlStore {
         Ok(deleted)
     }
 
-    async fn list_transactions_of(
+    pub(crate) async fn list_transactions_of(
         &self,
         user: UserId,
         filter: &TransactionFilter,
         page: &PageRequest,
         others: &mut (dyn Iterator<Item = Date> + Send),
     ) -> StoreResult<Page<Transaction>> {
-        let query = list_query(user, filter, page);
+        let query = list_query::<B>(user, filter, page);
         let mut cut = PageCut::new(page.limit, others);
         let (items, has_more) = self
             .read_entries_while(query, page.limit + 1, |row| cut.admits(row.state.date))
@@ -186,8 +187,12 @@ impl SqlStore {
 /// The query of one page of the list: the filter's rows, newest day
 /// first, from the cursor on (reading no day after the cursor's), one
 /// more than the page holds.
-fn list_query(user: UserId, filter: &TransactionFilter, page: &PageRequest) -> Sql {
-    let mut query = entries_query::<Db>();
+pub(crate) fn list_query<D: Dialect>(
+    user: UserId,
+    filter: &TransactionFilter,
+    page: &PageRequest,
+) -> Sql {
+    let mut query = entries_query::<D>();
     let to = last_day(page.after.as_ref(), filter.to);
     push_filter(&mut query, user, filter, to);
     if let Some(after) = &page.after {
@@ -214,7 +219,7 @@ fn list_query(user: UserId, filter: &TransactionFilter, page: &PageRequest) -> S
 }
 
 /// The owner and the request fingerprint of the row with a client's id.
-fn replay_query(id: TransactionId) -> Sql {
+pub(crate) fn replay_query(id: TransactionId) -> Sql {
     Sql::with(
         "SELECT user_id, fingerprint FROM transactions WHERE id = $1",
         [id.to_string().into()],
@@ -224,7 +229,7 @@ fn replay_query(id: TransactionId) -> Sql {
 /// Whether a row found by a creation's id (owned by `owner`, made by the
 /// request `fingerprint`) is this request's own, replayed: else the id
 /// was used for another request.
-fn same_request(
+pub(crate) fn same_request(
     user: UserId,
     new: &NewTransaction,
     owner: &str,
@@ -238,7 +243,7 @@ fn same_request(
 }
 
 /// The row a creation stores.
-fn new_row(user: UserId, new: &NewTransaction, now: Timestamp) -> RowInsert<'_> {
+pub(crate) fn new_row(user: UserId, new: &NewTransaction, now: Timestamp) -> RowInsert<'_> {
     RowInsert {
         id: new.id,
         user,

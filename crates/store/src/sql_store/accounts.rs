@@ -1,9 +1,9 @@
-// Accounts: create, update and delete. Included by `sqlite.rs` and
-// `postgres.rs` with the other `sql_*.rs` files, sharing `sql_store.rs`
-// imports; `Store` methods forward here.
+//! Accounts: create, update and delete.
 
-impl SqlStore {
-    async fn create_account_in_tx(
+use super::*;
+
+impl<B: Backend> SqlStore<B> {
+    pub(crate) async fn create_account_in_tx(
         &self,
         user: UserId,
         changes: &AccountChanges,
@@ -16,7 +16,7 @@ impl SqlStore {
         let state =
             account_rules::apply_changes(None, changes, pay_from.as_ref(), default_currency)?;
         let id = AccountId::new();
-        sqlx::query(
+        Sql::new(
             "INSERT INTO accounts (id, user_id, type, sub_type, title, currency, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
@@ -78,7 +78,7 @@ impl SqlStore {
         Ok((view, opening))
     }
 
-    async fn update_account_in_tx(
+    pub(crate) async fn update_account_in_tx(
         &self,
         user: UserId,
         id: AccountId,
@@ -99,7 +99,7 @@ impl SqlStore {
             && state.account_type == AccountType::Credit
         {
             // A card cannot pay bills of other cards: clear links to it.
-            sqlx::query(
+            Sql::new(
                 "UPDATE accounts SET pay_bill_from_account_id = NULL \
                  WHERE pay_bill_from_account_id = $1",
             )
@@ -115,9 +115,13 @@ impl SqlStore {
         Ok(view)
     }
 
-    async fn delete_account_in_tx(&self, user: UserId, id: AccountId) -> StoreResult<Vec<String>> {
+    pub(crate) async fn delete_account_in_tx(
+        &self,
+        user: UserId,
+        id: AccountId,
+    ) -> StoreResult<Vec<String>> {
         let mut tx = self.begin_write(user).await?;
-        let receipts: Vec<String> = sqlx::query(
+        let receipts: Vec<String> = Sql::new(
             "SELECT receipt_name FROM transactions WHERE account_id = $1 AND user_id = $2 \
              AND receipt_name IS NOT NULL",
         )
@@ -126,16 +130,16 @@ impl SqlStore {
         .fetch_all(&mut *tx)
         .await?
         .iter()
-        .map(|r| r.try_get("receipt_name"))
+        .map(|r| r.col("receipt_name"))
         .collect::<Result<_, _>>()?;
         // Rows and their tags go with the account (ON DELETE CASCADE);
         // references from other accounts and rows are cleared (SET NULL).
-        let done = sqlx::query("DELETE FROM accounts WHERE id = $1 AND user_id = $2")
+        let done = Sql::new("DELETE FROM accounts WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
             .bind(user.to_string())
             .execute(&mut *tx)
             .await?;
-        if done.rows_affected() == 0 {
+        if done == 0 {
             return Err(StoreError::NotFound);
         }
         tx.commit().await?;

@@ -1,29 +1,30 @@
-// Rules and plans: their rows, series writes, tombstones and the sources a
-// projection reads. Included by `sqlite.rs` and `postgres.rs` with the other
-// `sql_*.rs` files, sharing `sql_store.rs` imports; `Store` methods forward here.
+//! Rules and plans: their rows, series writes, tombstones and the sources a
+//! projection reads.
+
+use super::*;
 
 // --------------------------------------------------------- rules and plans
 
-const RULE_COLUMNS: &str = "id, user_id, account_id, type, amount_cents, description, notes, \
+pub(crate) const RULE_COLUMNS: &str = "id, user_id, account_id, type, amount_cents, description, notes, \
     category_id, tag_ids, frequency, interval_count, start_date, end_date, occurrence_count, created_at";
 
-const PLAN_COLUMNS: &str = "id, user_id, account_id, type, total_cents, description, notes, \
+pub(crate) const PLAN_COLUMNS: &str = "id, user_id, account_id, type, total_cents, description, notes, \
     category_id, tag_ids, installment_count, first_date, hidden, created_at";
 
-fn description_key(description: &str) -> String {
+pub(crate) fn description_key(description: &str) -> String {
     cofre_domain::text::lower(description.trim())
 }
 
-fn tags_text(tags: &[TagId]) -> String {
+pub(crate) fn tags_text(tags: &[TagId]) -> String {
     tags.iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(",")
 }
 
-fn template_from_row(row: &DbRow, amount_column: &str) -> StoreResult<Template> {
-    let type_text: String = row.try_get("type")?;
-    let tags: String = row.try_get("tag_ids")?;
+pub(crate) fn template_from_row(row: &impl SqlRow, amount_column: &str) -> StoreResult<Template> {
+    let type_text: String = row.col("type")?;
+    let tags: String = row.col("tag_ids")?;
     let tag_ids = tags
         .split(',')
         .filter(|t| !t.is_empty())
@@ -31,18 +32,18 @@ fn template_from_row(row: &DbRow, amount_column: &str) -> StoreResult<Template> 
         .collect::<StoreResult<Vec<_>>>()?;
     Ok(Template {
         tx_type: TxType::parse(&type_text).ok_or_else(|| corrupt("type", &type_text))?,
-        amount: Money::from_cents(row.try_get(amount_column)?),
-        description: row.try_get("description")?,
-        notes: row.try_get("notes")?,
+        amount: Money::from_cents(row.col(amount_column)?),
+        description: row.col("description")?,
+        notes: row.col("notes")?,
         category_id: get_opt_uuid(row, "category_id")?.map(CategoryId),
         tag_ids,
     })
 }
 
-fn rule_from_row(row: &DbRow) -> StoreResult<RecurrenceRule> {
-    let frequency: String = row.try_get("frequency")?;
-    let interval: i32 = row.try_get("interval_count")?;
-    let count: Option<i32> = row.try_get("occurrence_count")?;
+pub(crate) fn rule_from_row(row: &impl SqlRow) -> StoreResult<RecurrenceRule> {
+    let frequency: String = row.col("frequency")?;
+    let interval: i32 = row.col("interval_count")?;
+    let count: Option<i32> = row.col("occurrence_count")?;
     Ok(RecurrenceRule {
         id: RuleId(get_uuid(row, "id")?),
         user_id: UserId(get_uuid(row, "user_id")?),
@@ -63,8 +64,8 @@ fn rule_from_row(row: &DbRow) -> StoreResult<RecurrenceRule> {
     })
 }
 
-fn plan_from_row(row: &DbRow) -> StoreResult<InstallmentPlan> {
-    let count: i32 = row.try_get("installment_count")?;
+pub(crate) fn plan_from_row(row: &impl SqlRow) -> StoreResult<InstallmentPlan> {
+    let count: i32 = row.col("installment_count")?;
     Ok(InstallmentPlan {
         id: PurchaseId(get_uuid(row, "id")?),
         user_id: UserId(get_uuid(row, "user_id")?),
@@ -73,7 +74,7 @@ fn plan_from_row(row: &DbRow) -> StoreResult<InstallmentPlan> {
         count: u16::try_from(count)
             .map_err(|_| corrupt("installment_count", &count.to_string()))?,
         first_date: get_date(row, "first_date")?,
-        hidden: row.try_get("hidden")?,
+        hidden: row.col("hidden")?,
         created_at: get_ts(row, "created_at")?,
     })
 }
@@ -85,17 +86,17 @@ fn plan_from_row(row: &DbRow) -> StoreResult<InstallmentPlan> {
 /// the write transaction, under the user's lock, so racing creations
 /// cannot pass it together; the series `except` names (an update) does
 /// not count.
-async fn check_series_cap(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn check_series_cap(
+    conn: &mut impl Conn,
     table: &'static str,
     user: UserId,
     except: &str,
     adding: u64,
     limit: u64,
 ) -> StoreResult<()> {
-    let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+    let count: i64 = query_scalar(format!(
         "SELECT COUNT(*) FROM {table} WHERE user_id = $1 AND id <> $2"
-    )))
+    ))
     .bind(user.to_string())
     .bind(except)
     .fetch_one(&mut *conn)
@@ -115,8 +116,8 @@ async fn check_series_cap(
 
 /// Checks that a batch of new rules and plans fits under the caps, once
 /// for the whole batch (imports store them with `insert_rule`/`insert_plan`).
-async fn check_batch_caps(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn check_batch_caps(
+    conn: &mut impl Conn,
     user: UserId,
     rules: usize,
     plans: usize,
@@ -143,8 +144,8 @@ async fn check_batch_caps(
 }
 
 /// Stores (or updates) one rule within the cap.
-async fn put_rule(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn put_rule(
+    conn: &mut impl Conn,
     rule: &RecurrenceRule,
     now: Timestamp,
 ) -> StoreResult<()> {
@@ -161,13 +162,13 @@ async fn put_rule(
     insert_rule(conn, rule, now).await
 }
 
-async fn insert_rule(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn insert_rule(
+    conn: &mut impl Conn,
     rule: &RecurrenceRule,
     now: Timestamp,
 ) -> StoreResult<()> {
     let t = &rule.template;
-    sqlx::query(
+    Sql::new(
         "INSERT INTO recurrence_rules (id, user_id, account_id, type, amount_cents, description, \
          description_key, notes, category_id, tag_ids, frequency, interval_count, start_date, \
          end_date, occurrence_count, created_at, updated_at) \
@@ -203,8 +204,8 @@ async fn insert_rule(
 
 /// Inserts or replaces an installment plan.
 /// Stores (or updates) one installment purchase within the cap.
-async fn put_plan(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn put_plan(
+    conn: &mut impl Conn,
     plan: &InstallmentPlan,
     now: Timestamp,
 ) -> StoreResult<()> {
@@ -221,14 +222,14 @@ async fn put_plan(
     insert_plan(conn, plan, now).await
 }
 
-async fn insert_plan(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn insert_plan(
+    conn: &mut impl Conn,
     plan: &InstallmentPlan,
     now: Timestamp,
 ) -> StoreResult<()> {
     let t = &plan.template;
     let last = plan.date_of(plan.count).unwrap_or(plan.first_date);
-    sqlx::query(
+    Sql::new(
         "INSERT INTO installment_plans (id, user_id, account_id, type, total_cents, description, \
          notes, category_id, tag_ids, installment_count, first_date, last_date, hidden, \
          created_at, updated_at) \
@@ -258,13 +259,13 @@ async fn insert_plan(
     Ok(())
 }
 
-async fn fetch_rule(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn fetch_rule(
+    conn: &mut impl Conn,
     user: UserId,
     id: RuleId,
 ) -> StoreResult<Option<RecurrenceRule>> {
     let sql = format!("SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE id = $1 AND user_id = $2");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let row = Sql::new(sql)
         .bind(id.to_string())
         .bind(user.to_string())
         .fetch_optional(&mut *conn)
@@ -272,14 +273,14 @@ async fn fetch_rule(
     row.as_ref().map(rule_from_row).transpose()
 }
 
-async fn fetch_plan(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn fetch_plan(
+    conn: &mut impl Conn,
     user: UserId,
     id: PurchaseId,
 ) -> StoreResult<Option<InstallmentPlan>> {
     let sql =
         format!("SELECT {PLAN_COLUMNS} FROM installment_plans WHERE id = $1 AND user_id = $2");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let row = Sql::new(sql)
         .bind(id.to_string())
         .bind(user.to_string())
         .fetch_optional(&mut *conn)
@@ -288,8 +289,8 @@ async fn fetch_plan(
 }
 
 /// A series with its stored rows and tombstones.
-async fn load_series(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn load_series<C: Conn>(
+    conn: &mut C,
     user: UserId,
     series: SeriesRef,
 ) -> StoreResult<SeriesState> {
@@ -313,7 +314,7 @@ async fn load_series(
             "t.installment_purchase_id",
         ),
     };
-    let mut query = entries_query::<Db>();
+    let mut query = entries_query::<C::Db>();
     query
         .push(" WHERE t.user_id = ")
         .push_bind(user.to_string());
@@ -322,14 +323,14 @@ async fn load_series(
         .push_bind(id.clone());
     let rows = fetch_entries(conn, query).await?;
     let tombstones =
-        sqlx::query("SELECT handle FROM tombstones WHERE user_id = $1 AND source_id = $2")
+        Sql::new("SELECT handle FROM tombstones WHERE user_id = $1 AND source_id = $2")
             .bind(user.to_string())
             .bind(id)
             .fetch_all(&mut *conn)
             .await?
             .iter()
             .map(|row| {
-                let text: String = row.try_get("handle")?;
+                let text: String = row.col("handle")?;
                 Handle::parse(&text).ok_or_else(|| corrupt("handle", &text))
             })
             .collect::<StoreResult<Vec<_>>>()?;
@@ -340,7 +341,7 @@ async fn load_series(
     })
 }
 
-fn handle_source(handle: &Handle) -> String {
+pub(crate) fn handle_source(handle: &Handle) -> String {
     match handle {
         Handle::Recurrence { rule_id, .. } => rule_id.to_string(),
         Handle::Installment { purchase_id, .. } => purchase_id.to_string(),
@@ -350,20 +351,20 @@ fn handle_source(handle: &Handle) -> String {
 
 /// Applies a series write inside the caller's transaction; returns the
 /// receipt file names of the rows it deleted.
-async fn apply_write(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn apply_write(
+    conn: &mut impl Conn,
     user: UserId,
     account: &Account,
     write: &SeriesWrite,
     now: Timestamp,
 ) -> StoreResult<Vec<String>> {
     if let Some(id) = write.delete_rule {
-        sqlx::query("DELETE FROM recurrence_rules WHERE id = $1 AND user_id = $2")
+        Sql::new("DELETE FROM recurrence_rules WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
             .bind(user.to_string())
             .execute(&mut *conn)
             .await?;
-        sqlx::query("DELETE FROM tombstones WHERE user_id = $1 AND source_id = $2")
+        Sql::new("DELETE FROM tombstones WHERE user_id = $1 AND source_id = $2")
             .bind(user.to_string())
             .bind(id.to_string())
             .execute(&mut *conn)
@@ -395,7 +396,7 @@ async fn apply_write(
         update_row_state(conn, user, *id, state, None, now).await?;
     }
     for (id, rule) in &write.relink {
-        sqlx::query("UPDATE transactions SET recurrence_id = $3 WHERE id = $1 AND user_id = $2")
+        Sql::new("UPDATE transactions SET recurrence_id = $3 WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
             .bind(user.to_string())
             .bind(rule.to_string())
@@ -404,7 +405,7 @@ async fn apply_write(
     }
     let mut receipts = Vec::new();
     for id in &write.delete {
-        let deleted = sqlx::query(
+        let deleted = Sql::new(
             "DELETE FROM transactions WHERE id = $1 AND user_id = $2 RETURNING receipt_name",
         )
         .bind(id.to_string())
@@ -412,16 +413,16 @@ async fn apply_write(
         .fetch_optional(&mut *conn)
         .await?;
         if let Some(row) = deleted {
-            receipts.extend(row.try_get::<Option<String>, _>("receipt_name")?);
+            receipts.extend(row.col::<Option<String>>("receipt_name")?);
         }
     }
     if let Some(id) = write.delete_plan {
-        sqlx::query("DELETE FROM installment_plans WHERE id = $1 AND user_id = $2")
+        Sql::new("DELETE FROM installment_plans WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
             .bind(user.to_string())
             .execute(&mut *conn)
             .await?;
-        sqlx::query("DELETE FROM tombstones WHERE user_id = $1 AND source_id = $2")
+        Sql::new("DELETE FROM tombstones WHERE user_id = $1 AND source_id = $2")
             .bind(user.to_string())
             .bind(id.to_string())
             .execute(&mut *conn)
@@ -434,14 +435,14 @@ async fn apply_write(
 }
 
 /// Hides the projected entry `handle` (dated `date`) from every view.
-async fn insert_tombstone(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn insert_tombstone(
+    conn: &mut impl Conn,
     user: UserId,
     handle: &Handle,
     date: Date,
     now: Timestamp,
 ) -> StoreResult<()> {
-    sqlx::query(
+    Sql::new(
         "INSERT INTO tombstones (user_id, handle, source_id, entry_date, created_at) \
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, handle) DO NOTHING",
     )
@@ -458,7 +459,7 @@ async fn insert_tombstone(
 /// The stored rows of `rules` (each replacing one of its occurrences)
 /// dated from `from` to `to`: read by the rules' index alone, which holds
 /// only rows of a rule (migration 0017).
-fn rule_rows_query(rules: &[RuleId], from: &str, to: &str) -> Sql {
+pub(crate) fn rule_rows_query(rules: &[RuleId], from: &str, to: &str) -> Sql {
     let mut query =
         Sql::new("SELECT recurrence_id, recurrence_period_date FROM transactions WHERE 1 = 1");
     push_id_list(&mut query, "recurrence_id", rules);
@@ -471,7 +472,7 @@ fn rule_rows_query(rules: &[RuleId], from: &str, to: &str) -> Sql {
 }
 
 /// The stored installments of `plans`, read by the plans' index alone.
-fn plan_rows_query(plans: &[PurchaseId]) -> Sql {
+pub(crate) fn plan_rows_query(plans: &[PurchaseId]) -> Sql {
     let mut query = Sql::new(
         "SELECT installment_purchase_id, installment_number FROM transactions WHERE 1 = 1",
     );
@@ -480,8 +481,8 @@ fn plan_rows_query(plans: &[PurchaseId]) -> Sql {
 }
 
 /// Rules, plans, replacements and tombstones that project into a window.
-async fn load_view_sources(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn load_view_sources(
+    conn: &mut impl Conn,
     user: UserId,
     from: Date,
     to: Date,
@@ -491,7 +492,7 @@ async fn load_view_sources(
         "SELECT {RULE_COLUMNS} FROM recurrence_rules WHERE user_id = $1 AND start_date <= $3 \
          AND (end_date IS NULL OR end_date >= $2) ORDER BY id"
     );
-    let rules = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let rules = Sql::new(sql)
         .bind(user.to_string())
         .bind(from_text.clone())
         .bind(to_text.clone())
@@ -504,7 +505,7 @@ async fn load_view_sources(
         "SELECT {PLAN_COLUMNS} FROM installment_plans WHERE user_id = $1 AND hidden = FALSE \
          AND first_date <= $3 AND last_date >= $2 ORDER BY id"
     );
-    let plans = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let plans = Sql::new(sql)
         .bind(user.to_string())
         .bind(from_text.clone())
         .bind(to_text.clone())
@@ -521,7 +522,7 @@ async fn load_view_sources(
     // Accounts and tombstones even without rules or plans: the cashflow
     // view needs the cards and their hidden bills.
     let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM accounts a WHERE a.user_id = $1");
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let rows = Sql::new(sql)
         .bind(user.to_string())
         .fetch_all(&mut *conn)
         .await?;
@@ -556,7 +557,7 @@ async fn load_view_sources(
         let plans: Vec<PurchaseId> = sources.plans.iter().map(|p| p.id).collect();
         let query = plan_rows_query(&plans);
         for row in &query.fetch_all(&mut *conn).await? {
-            let number: i32 = row.try_get("installment_number")?;
+            let number: i32 = row.col("installment_number")?;
             sources.materialized.insert(Handle::Installment {
                 purchase_id: PurchaseId(get_uuid(row, "installment_purchase_id")?),
                 number: u16::try_from(number)
@@ -564,7 +565,7 @@ async fn load_view_sources(
             });
         }
     }
-    let rows = sqlx::query(
+    let rows = Sql::new(
         "SELECT handle FROM tombstones WHERE user_id = $1 AND entry_date >= $2 AND entry_date <= $3",
     )
     .bind(user.to_string())
@@ -573,14 +574,14 @@ async fn load_view_sources(
     .fetch_all(&mut *conn)
     .await?;
     for row in &rows {
-        let text: String = row.try_get("handle")?;
+        let text: String = row.col("handle")?;
         let handle = Handle::parse(&text).ok_or_else(|| corrupt("handle", &text))?;
         sources.tombstones.insert(handle);
     }
     let uses_tags = sources.rules.iter().any(|r| !r.template.tag_ids.is_empty())
         || sources.plans.iter().any(|p| !p.template.tag_ids.is_empty());
     if uses_tags {
-        let rows = sqlx::query("SELECT id, title, color_hex FROM tags WHERE user_id = $1")
+        let rows = Sql::new("SELECT id, title, color_hex FROM tags WHERE user_id = $1")
             .bind(user.to_string())
             .fetch_all(&mut *conn)
             .await?;
@@ -590,8 +591,8 @@ async fn load_view_sources(
                 id,
                 TagRef {
                     id,
-                    title: row.try_get("title")?,
-                    color_hex: row.try_get("color_hex")?,
+                    title: row.col("title")?,
+                    color_hex: row.col("color_hex")?,
                 },
             );
         }
@@ -599,8 +600,8 @@ async fn load_view_sources(
     Ok(sources)
 }
 
-impl SqlStore {
-    async fn create_rule_in_tx(
+impl<B: Backend> SqlStore<B> {
+    pub(crate) async fn create_rule_in_tx(
         &self,
         user: UserId,
         rule: &RecurrenceRule,
@@ -621,7 +622,7 @@ impl SqlStore {
              AND type = $3 AND amount_cents = $4 AND description_key = $5 AND frequency = $6 \
              AND interval_count = $7 AND start_date = $8 ORDER BY created_at, id LIMIT 1"
         );
-        let existing = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let existing = Sql::new(sql)
             .bind(user.to_string())
             .bind(rule.account_id.to_string())
             .bind(rule.template.tx_type.as_str())
@@ -642,7 +643,7 @@ impl SqlStore {
                 deduped: true,
             });
         }
-        put_rule(&mut tx, rule, rule.created_at).await?;
+        put_rule(&mut *tx, rule, rule.created_at).await?;
         tx.commit().await?;
         Ok(Created {
             value: rule.clone(),
@@ -650,7 +651,7 @@ impl SqlStore {
         })
     }
 
-    async fn apply_series_in_tx(
+    pub(crate) async fn apply_series_in_tx(
         &self,
         user: UserId,
         series: SeriesRef,
@@ -659,7 +660,7 @@ impl SqlStore {
         now: Timestamp,
     ) -> StoreResult<SeriesApplied> {
         let mut tx = self.begin_write(user).await?;
-        let state = load_series(&mut tx, user, series).await?;
+        let state = load_series(&mut *tx, user, series).await?;
         check_references(&mut *tx, user, references.category, &references.tags).await?;
         let (write, outcome) = op(&state)?;
         let account_id = match &state.series {
@@ -670,7 +671,7 @@ impl SqlStore {
             .await?
             .ok_or(StoreError::NotFound)?
             .account;
-        let removed_receipts = apply_write(&mut tx, user, &account, &write, now).await?;
+        let removed_receipts = apply_write(&mut *tx, user, &account, &write, now).await?;
         tx.commit().await?;
         Ok(SeriesApplied {
             outcome,

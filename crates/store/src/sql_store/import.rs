@@ -1,28 +1,23 @@
-// Bank statement imports: rows a bank reports, stored as open-finance rows
-// of one account. Included by `sqlite.rs` and `postgres.rs` after
-// `sql_store.rs`, sharing its imports and the helpers of the other
-// `sql_*.rs` files (`fetch_account`, `get_uuid`, `Db`, ...); the `Store`
-// methods there forward here.
+//! Bank statement imports: rows a bank reports, stored as open-finance rows
+//! of one account.
 
-use cofre_domain::statement::{self as statement_rules, Statement, StatementRow};
-
-use crate::ImportSummary;
+use super::*;
 
 /// Rows per INSERT: 18 values each stays far below the bind limits of both
 /// backends (SQLite 32,766, PostgreSQL 65,535).
-const IMPORT_CHUNK: usize = 500;
+pub(crate) const IMPORT_CHUNK: usize = 500;
 
-impl SqlStore {
-    async fn owner_of_account(&self, account: AccountId) -> StoreResult<UserId> {
-        let row = sqlx::query("SELECT user_id FROM accounts WHERE id = $1")
+impl<B: Backend> SqlStore<B> {
+    pub(crate) async fn owner_of_account(&self, account: AccountId) -> StoreResult<UserId> {
+        let row = Sql::new("SELECT user_id FROM accounts WHERE id = $1")
             .bind(account.to_string())
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.pool.acquire().await?)
             .await?
             .ok_or(StoreError::NotFound)?;
         Ok(UserId(get_uuid(&row, "user_id")?))
     }
 
-    async fn import_statement_rows(
+    pub(crate) async fn import_statement_rows(
         &self,
         user: UserId,
         account: AccountId,
@@ -37,9 +32,9 @@ impl SqlStore {
         statement_rules::check_target(statement, &account)?;
         let mut added = 0;
         for chunk in statement.rows.chunks(IMPORT_CHUNK) {
-            added += insert_statement_rows(&mut tx, &account, chunk, ctx).await?;
+            added += insert_statement_rows(&mut *tx, &account, chunk, ctx).await?;
         }
-        sqlx::query(
+        Sql::new(
             "UPDATE accounts SET open_finance_connected = $2, connector_name = $3 WHERE id = $1",
         )
         .bind(account.id.to_string())
@@ -57,8 +52,8 @@ impl SqlStore {
 
 /// Inserts the rows whose bank id the account does not have yet (the
 /// unique index on `(account_id, external_id)` decides); returns how many.
-async fn insert_statement_rows(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn insert_statement_rows(
+    conn: &mut impl Conn,
     account: &Account,
     rows: &[StatementRow],
     ctx: WriteContext,

@@ -1,9 +1,9 @@
-// Categories and tags. Included by `sqlite.rs` and `postgres.rs` with the
-// other `sql_*.rs` files, sharing `sql_store.rs` imports; `Store` methods
-// forward here.
+//! Categories and tags.
 
-impl SqlStore {
-    async fn create_category_in_tx(
+use super::*;
+
+impl<B: Backend> SqlStore<B> {
+    pub(crate) async fn create_category_in_tx(
         &self,
         user: UserId,
         changes: &CategoryChanges,
@@ -13,7 +13,7 @@ impl SqlStore {
         let visible = fetch_categories(&mut *tx, user).await?;
         let state = category_rules::apply_changes(None, changes, &visible)?;
         let id = CategoryId::new();
-        sqlx::query(
+        Sql::new(
             "INSERT INTO categories (id, user_id, title, parent_id, icon_id, color_hex, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
@@ -36,7 +36,7 @@ impl SqlStore {
         Ok(created)
     }
 
-    async fn update_category_in_tx(
+    pub(crate) async fn update_category_in_tx(
         &self,
         user: UserId,
         id: CategoryId,
@@ -50,7 +50,7 @@ impl SqlStore {
             .ok_or(StoreError::NotFound)?;
         let state = category_rules::apply_changes(Some(current), changes, &visible)?;
         if !current.is_system() {
-            sqlx::query(
+            Sql::new(
                 "UPDATE categories SET title = $3, parent_id = $4, icon_id = $5, color_hex = $6 \
                  WHERE id = $1 AND user_id = $2",
             )
@@ -73,7 +73,7 @@ impl SqlStore {
         Ok(updated)
     }
 
-    async fn delete_category_in_tx(
+    pub(crate) async fn delete_category_in_tx(
         &self,
         user: UserId,
         id: CategoryId,
@@ -89,19 +89,18 @@ impl SqlStore {
         let mut moved = [0u64; 3];
         let tables = ["transactions", "recurrence_rules", "installment_plans"];
         for (count, table) in moved.iter_mut().zip(tables) {
-            *count = sqlx::query(sqlx::AssertSqlSafe(format!(
+            *count = Sql::new(format!(
                 "UPDATE {table} SET category_id = $3 WHERE user_id = $2 AND category_id = $1"
-            )))
+            ))
             .bind(id.to_string())
             .bind(user.to_string())
             .bind(opt_string(replacement))
             .execute(&mut *tx)
-            .await?
-            .rows_affected();
+            .await?;
         }
         // Subcategories move to the top level by the foreign key
         // (ON DELETE SET NULL), archive marks go with the row.
-        sqlx::query("DELETE FROM categories WHERE id = $1 AND user_id = $2")
+        Sql::new("DELETE FROM categories WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
             .bind(user.to_string())
             .execute(&mut *tx)
@@ -115,7 +114,7 @@ impl SqlStore {
         })
     }
 
-    async fn create_tag_in_tx(
+    pub(crate) async fn create_tag_in_tx(
         &self,
         user: UserId,
         tag: &NewTag,
@@ -129,7 +128,7 @@ impl SqlStore {
             created_at: now,
         };
         let mut tx = self.begin_write(user).await?;
-        let result = sqlx::query(
+        let result = Sql::new(
             "INSERT INTO tags (id, user_id, title, title_key, color_hex, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
         )
@@ -147,18 +146,18 @@ impl SqlStore {
                 Ok(created)
             }
             Err(err) if is_unique_violation(&err) => Err(StoreError::TitleConflict),
-            Err(err) => Err(err.into()),
+            Err(err) => Err(err),
         }
     }
 
-    async fn update_tag_in_tx(
+    pub(crate) async fn update_tag_in_tx(
         &self,
         user: UserId,
         id: TagId,
         changes: &TagChanges,
     ) -> StoreResult<Tag> {
         let mut tx = self.begin_write(user).await?;
-        let row = sqlx::query(
+        let row = Sql::new(
             "SELECT id, user_id, title, title_key, color_hex, created_at FROM tags \
              WHERE id = $1 AND user_id = $2",
         )
@@ -170,11 +169,11 @@ impl SqlStore {
         let mut tag = Tag {
             id,
             user_id: user,
-            title: row.try_get("title")?,
-            color_hex: row.try_get("color_hex")?,
+            title: row.col("title")?,
+            color_hex: row.col("color_hex")?,
             created_at: get_ts(&row, "created_at")?,
         };
-        let mut title_key: String = row.try_get("title_key")?;
+        let mut title_key: String = row.col("title_key")?;
         if let Some(title) = &changes.title {
             tag.title = title.title.clone();
             title_key = title.title_key.clone();
@@ -182,7 +181,7 @@ impl SqlStore {
         if let Some(color) = &changes.color_hex {
             tag.color_hex = color.clone();
         }
-        let result = sqlx::query(
+        let result = Sql::new(
             "UPDATE tags SET title = $3, title_key = $4, color_hex = $5 WHERE id = $1 AND user_id = $2",
         )
         .bind(id.to_string())
@@ -198,45 +197,43 @@ impl SqlStore {
                 Ok(tag)
             }
             Err(err) if is_unique_violation(&err) => Err(StoreError::TitleConflict),
-            Err(err) => Err(err.into()),
+            Err(err) => Err(err),
         }
     }
 
-    async fn delete_tag_in_tx(&self, user: UserId, id: TagId) -> StoreResult<()> {
+    pub(crate) async fn delete_tag_in_tx(&self, user: UserId, id: TagId) -> StoreResult<()> {
         let mut tx = self.begin_write(user).await?;
         // Rows lose it by the foreign key (ON DELETE CASCADE); rules and
         // installment purchases keep their tags as a list, rewritten here.
-        let deleted = sqlx::query("DELETE FROM tags WHERE id = $1 AND user_id = $2")
+        let deleted = Sql::new("DELETE FROM tags WHERE id = $1 AND user_id = $2")
             .bind(id.to_string())
             .bind(user.to_string())
             .execute(&mut *tx)
             .await?;
-        if deleted.rows_affected() == 0 {
+        if deleted == 0 {
             return Err(StoreError::NotFound);
         }
         let gone = id.to_string();
         for table in ["recurrence_rules", "installment_plans"] {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            let rows = Sql::new(format!(
                 "SELECT id, tag_ids FROM {table} WHERE user_id = $1 AND tag_ids LIKE $2"
-            )))
+            ))
             .bind(user.to_string())
             .bind(format!("%{gone}%"))
             .fetch_all(&mut *tx)
             .await?;
             for row in &rows {
-                let series: String = row.try_get("id")?;
-                let tags: String = row.try_get("tag_ids")?;
+                let series: String = row.col("id")?;
+                let tags: String = row.col("tag_ids")?;
                 let kept: Vec<&str> = tags
                     .split(',')
                     .filter(|t| !t.is_empty() && *t != gone)
                     .collect();
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "UPDATE {table} SET tag_ids = $2 WHERE id = $1"
-                )))
-                .bind(series)
-                .bind(kept.join(","))
-                .execute(&mut *tx)
-                .await?;
+                Sql::new(format!("UPDATE {table} SET tag_ids = $2 WHERE id = $1"))
+                    .bind(series)
+                    .bind(kept.join(","))
+                    .execute(&mut *tx)
+                    .await?;
             }
         }
         tx.commit().await?;

@@ -1,18 +1,13 @@
-// Transfers and bulk edits. Included after `sql_store.rs` by `sqlite.rs`
-// and `postgres.rs`, so it shares that file's imports and the helpers of
-// the other `sql_*.rs` files; the `Store` methods forward here.
+//! Transfers and bulk edits.
 
-use cofre_domain::bulk::{self as bulk_rules, BulkAction, RowPlan};
-use cofre_domain::transfer::{self as transfer_rules, NewTransfer};
-
-use crate::{BulkOutcome, BulkRequest};
+use super::*;
 
 /// Most missing ids a bulk error names, so a huge list gives a short answer.
-const MISSING_IDS_REPORTED: usize = 10;
+pub(crate) const MISSING_IDS_REPORTED: usize = 10;
 
 /// One of the user's accounts that can take new rows, named by `field`.
-async fn open_account(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn open_account(
+    conn: &mut impl Conn,
     user: UserId,
     id: AccountId,
     field: &str,
@@ -29,8 +24,8 @@ async fn open_account(
 
 /// Stores a row that belongs to no series, as the API makes it (one leg
 /// of a transfer or of a bill payment).
-async fn insert_plain_row(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn insert_plain_row(
+    conn: &mut impl Conn,
     id: TransactionId,
     user: UserId,
     account: &Account,
@@ -54,12 +49,12 @@ async fn insert_plain_row(
 }
 
 /// Rows of the user's transfer group.
-async fn fetch_group(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn fetch_group<C: Conn>(
+    conn: &mut C,
     user: UserId,
     group: Uuid,
 ) -> StoreResult<Vec<Transaction>> {
-    let mut query = entries_query::<Db>();
+    let mut query = entries_query::<C::Db>();
     query
         .push(" WHERE t.user_id = ")
         .push_bind(user.to_string());
@@ -70,8 +65,8 @@ async fn fetch_group(
 }
 
 /// Sets a row's transfer group, visibility and category at once.
-async fn write_transfer_state(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn write_transfer_state(
+    conn: &mut impl Conn,
     user: UserId,
     row: &Transaction,
     group: Option<Uuid>,
@@ -83,7 +78,7 @@ async fn write_transfer_state(
         .id
         .stored()
         .ok_or_else(|| StoreError::Corrupt("a projection among stored rows".into()))?;
-    sqlx::query(
+    Sql::new(
         "UPDATE transactions SET transfer_group_id = $3, hide_from_results = $4, \
          category_id = $5, updated_at = $6 WHERE id = $1 AND user_id = $2",
     )
@@ -100,8 +95,8 @@ async fn write_transfer_state(
 
 /// The tombstone that keeps a deleted row of a series from coming back as
 /// a projection; none when the series itself is gone.
-async fn slot_of(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn slot_of(
+    conn: &mut impl Conn,
     user: UserId,
     row: &Transaction,
 ) -> StoreResult<Option<(Handle, Date)>> {
@@ -123,8 +118,8 @@ async fn slot_of(
 }
 
 /// Every named id must be one of the user's stored rows.
-async fn check_bulk_ids(
-    conn: &mut <Db as sqlx::Database>::Connection,
+pub(crate) async fn check_bulk_ids(
+    conn: &mut impl Conn,
     user: UserId,
     ids: &[TransactionId],
 ) -> StoreResult<()> {
@@ -148,16 +143,17 @@ async fn check_bulk_ids(
     Ok(errors.finish()?)
 }
 
-impl SqlStore {
-    async fn create_transfer_in_tx(
+impl<B: Backend> SqlStore<B> {
+    pub(crate) async fn create_transfer_in_tx(
         &self,
         user: UserId,
         transfer: &NewTransfer,
         now: Timestamp,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write(user).await?;
-        let from = open_account(&mut tx, user, transfer.from_account_id, "from_account_id").await?;
-        let to = open_account(&mut tx, user, transfer.to_account_id, "to_account_id").await?;
+        let from =
+            open_account(&mut *tx, user, transfer.from_account_id, "from_account_id").await?;
+        let to = open_account(&mut *tx, user, transfer.to_account_id, "to_account_id").await?;
         if from.state.currency != to.state.currency {
             return Err(DomainError::field(
                 "to_account_id",
@@ -173,8 +169,8 @@ impl SqlStore {
             (transfer.received_id, &to, &transfer.received),
         ];
         for (id, account, state) in legs {
-            insert_plain_row(&mut tx, id, user, account, state, now).await?;
-            sqlx::query("UPDATE transactions SET transfer_group_id = $2 WHERE id = $1")
+            insert_plain_row(&mut *tx, id, user, account, state, now).await?;
+            Sql::new("UPDATE transactions SET transfer_group_id = $2 WHERE id = $1")
                 .bind(id.to_string())
                 .bind(transfer.group_id.to_string())
                 .execute(&mut *tx)
@@ -184,7 +180,7 @@ impl SqlStore {
         Ok(())
     }
 
-    async fn mark_transfer_in_tx(
+    pub(crate) async fn mark_transfer_in_tx(
         &self,
         user: UserId,
         id: TransactionId,
@@ -214,14 +210,14 @@ impl SqlStore {
         for row in &rows {
             let category = transfer_rules::category_when_marked(row.state.category_id);
             ids.push(
-                write_transfer_state(&mut tx, user, row, Some(group), true, category, now).await?,
+                write_transfer_state(&mut *tx, user, row, Some(group), true, category, now).await?,
             );
         }
         tx.commit().await?;
         Ok(ids)
     }
 
-    async fn unmark_transfer_in_tx(
+    pub(crate) async fn unmark_transfer_in_tx(
         &self,
         user: UserId,
         id: TransactionId,
@@ -232,7 +228,7 @@ impl SqlStore {
             .await?
             .ok_or(StoreError::NotFound)?;
         let rows = match row.transfer_group_id {
-            Some(group) => fetch_group(&mut tx, user, group).await?,
+            Some(group) => fetch_group(&mut *tx, user, group).await?,
             None if transfer_rules::is_legacy_transfer(
                 None,
                 row.state.hide_from_results,
@@ -246,14 +242,14 @@ impl SqlStore {
         let mut ids = Vec::with_capacity(rows.len());
         for row in &rows {
             let category = transfer_rules::category_when_unmarked(row.state.category_id);
-            ids.push(write_transfer_state(&mut tx, user, row, None, false, category, now).await?);
+            ids.push(write_transfer_state(&mut *tx, user, row, None, false, category, now).await?);
         }
         ids.sort();
         tx.commit().await?;
         Ok(ids)
     }
 
-    async fn bulk_in_tx(
+    pub(crate) async fn bulk_in_tx(
         &self,
         user: UserId,
         request: &BulkRequest,
@@ -261,9 +257,9 @@ impl SqlStore {
     ) -> StoreResult<BulkOutcome> {
         let mut tx = self.begin_write(user).await?;
         if let Some(ids) = &request.ids {
-            check_bulk_ids(&mut tx, user, ids).await?;
+            check_bulk_ids(&mut *tx, user, ids).await?;
         }
-        let mut query = entries_query::<Db>();
+        let mut query = entries_query::<B>();
         match &request.filter {
             Some(filter) => push_filter(&mut query, user, filter, filter.to),
             None => {
@@ -316,7 +312,7 @@ impl SqlStore {
                     other => other,
                 })?;
                 match set.account_id {
-                    Some(id) => Some(open_account(&mut tx, user, id, "set.account_id").await?),
+                    Some(id) => Some(open_account(&mut *tx, user, id, "set.account_id").await?),
                     None => None,
                 }
             }
@@ -357,7 +353,7 @@ impl SqlStore {
                     )
                     .await?;
                     if let (Some(_), Some(account)) = (change.account_id, &target_account) {
-                        sqlx::query(
+                        Sql::new(
                             "UPDATE transactions SET account_id = $3, currency = $4 \
                              WHERE id = $1 AND user_id = $2",
                         )
@@ -382,8 +378,8 @@ impl SqlStore {
                     outcome.skipped.extend(skipped);
                 }
                 RowPlan::Delete => {
-                    if let Some((handle, date)) = slot_of(&mut tx, user, row).await? {
-                        insert_tombstone(&mut tx, user, &handle, date, now).await?;
+                    if let Some((handle, date)) = slot_of(&mut *tx, user, row).await? {
+                        insert_tombstone(&mut *tx, user, &handle, date, now).await?;
                     }
                     // A transfer leg goes with the other legs of its group.
                     let deleted = delete_with_legs(&mut *tx, user, row).await?;
