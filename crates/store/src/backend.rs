@@ -20,7 +20,9 @@ use crate::sql_text::Sql;
 use crate::{Created, FoundKey, StoreResult};
 
 /// A database the store runs on: sqlx's database type itself.
-pub trait Backend: Dialect + sqlx::Database<Connection: Conn<Db = Self>> {
+pub trait Backend:
+    Dialect + sqlx::Database<Connection: Conn<Db = Self> + sqlx::migrate::Migrate>
+{
     /// A write transaction, holding its connection.
     type Tx: WriteTx<Self>;
     /// How write transactions start.

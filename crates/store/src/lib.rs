@@ -38,6 +38,7 @@ mod deadline;
 mod group_commit;
 mod sql_conn;
 mod sql_decode;
+mod sql_schema;
 mod sql_steps;
 mod sql_store;
 mod sql_text;

@@ -39,6 +39,7 @@ impl crate::sql_conn::Dialect for Db {
     const JSON_ARRAY: &'static str = JSON_ARRAY;
     const JSON_NESTED: &'static str = JSON_NESTED;
     const LOCK_USERS: &'static str = LOCK_USERS;
+    const MIGRATIONS_TABLE_EXISTS: &'static str = MIGRATIONS_TABLE_EXISTS;
 
     fn texts() -> &'static crate::sql_conn::DialectTexts {
         static TEXTS: std::sync::LazyLock<crate::sql_conn::DialectTexts> =
@@ -262,7 +263,7 @@ impl SqlStore<Db> {
             })
             .connect(url)
             .await?;
-        let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
+        let report = crate::sql_schema::prepare_schema(&pool, &MIGRATOR, migrations).await?;
         let reads = Reads(pool.clone());
         let writes = Writes::new(&pool);
         let store = Self::from_pool(pool, cache_bytes, writes, Changes, reads);
@@ -301,5 +302,3 @@ impl Backend for Db {
         ))
     }
 }
-
-include!("sql_schema.rs");

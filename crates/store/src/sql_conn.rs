@@ -27,6 +27,8 @@ pub trait Dialect: sqlx::Database {
     /// Holds the users table against other writers for the rest of a
     /// write transaction (on SQLite, `BEGIN IMMEDIATE` already does).
     const LOCK_USERS: &'static str;
+    /// The migrations table's name (`$1`), or NULL while it does not exist.
+    const MIGRATIONS_TABLE_EXISTS: &'static str;
 
     /// Statement texts built from the constants above, once per backend.
     fn texts() -> &'static DialectTexts;

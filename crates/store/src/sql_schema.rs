@@ -1,7 +1,14 @@
-// The schema on opening: applied under the migration lock, checked, or
-// refused when newer than this build; a database made by the migrations
-// the baseline replaced is recorded as at the baseline (included by each
-// backend).
+//! The schema on opening: applied under the migration lock, checked, or
+//! refused when newer than this build; a database made by the migrations
+//! the baseline replaced is recorded as at the baseline.
+
+use sqlx::migrate::Migrate;
+use sqlx::pool::PoolConnection;
+
+use crate::backend::Backend;
+use crate::sql_conn::{Conn, Dialect, SqlRow};
+use crate::sql_text::{Arg, Sql};
+use crate::{StoreError, StoreResult};
 
 /// Brings `pool`'s schema to what `migrator` knows, or checks it is there.
 /// On PostgreSQL everything happens under the migration advisory lock
@@ -10,13 +17,11 @@
 /// and the others wait and find the work done. SQLite has no such lock:
 /// each migration is one transaction, and a process that loses the race
 /// waits until the schema is complete.
-async fn prepare_schema(
-    pool: &sqlx::Pool<Db>,
+pub(crate) async fn prepare_schema<B: Backend>(
+    pool: &sqlx::Pool<B>,
     migrator: &sqlx::migrate::Migrator,
     migrations: crate::Migrations,
 ) -> StoreResult<crate::SchemaReport> {
-    use sqlx::migrate::Migrate;
-
     let mut conn = pool.acquire().await?;
     conn.lock().await?;
     let result = prepare_locked(&mut conn, migrator, migrations).await;
@@ -27,18 +32,18 @@ async fn prepare_schema(
     result
 }
 
-async fn prepare_locked(
-    conn: &mut <Db as sqlx::Database>::Connection,
+async fn prepare_locked<B: Backend>(
+    conn: &mut PoolConnection<B>,
     migrator: &sqlx::migrate::Migrator,
     migrations: crate::Migrations,
 ) -> StoreResult<crate::SchemaReport> {
     let known = migrator.iter().map(|m| m.version).max().unwrap_or(0);
     let too_new = |database: i64| StoreError::SchemaTooNew { database, known };
-    let mut before = applied_versions(conn, migrator).await?;
+    let mut before = applied_versions(&mut **conn, migrator).await?;
     let mut adopted = false;
     if !before.is_empty() && before.iter().all(|v| *v < BASELINE) {
-        adopted = adopt_old_chain(conn, migrator).await?;
-        before = applied_versions(conn, migrator).await?;
+        adopted = adopt_old_chain::<B>(&mut **conn, migrator).await?;
+        before = applied_versions(&mut **conn, migrator).await?;
     }
     if let Some(&newest) = before.iter().max()
         && before.iter().any(|v| !migrator.version_exists(*v))
@@ -67,7 +72,7 @@ async fn prepare_locked(
             Err(err) => {
                 let mut waits = 0;
                 loop {
-                    let now = applied_versions(conn, migrator).await?;
+                    let now = applied_versions(&mut **conn, migrator).await?;
                     if migrator.iter().all(|m| now.contains(&m.version)) {
                         break;
                     }
@@ -80,7 +85,7 @@ async fn prepare_locked(
             }
         },
     }
-    let after = applied_versions(conn, migrator).await?;
+    let after = applied_versions(&mut **conn, migrator).await?;
     Ok(crate::SchemaReport {
         version: after.iter().copied().max().unwrap_or(0),
         applied_now: after
@@ -98,7 +103,7 @@ const BASELINE: i64 = 28;
 
 /// How each of migrations 1 to 27 was recorded by sqlx on this backend: the
 /// first 24 bytes (of 48), in hex, of the SHA-384 of its file, in order.
-fn old_chain() -> &'static [&'static str; 27] {
+fn old_chain<B: Backend>() -> &'static [&'static str; 27] {
     const SQLITE: [&str; 27] = [
         "d19eea84f70bb137627c815f557b6d687394217b2fd6b037",
         "20d233ec440437daaa88024dd3be601aa0dc075065ca312c",
@@ -157,7 +162,7 @@ fn old_chain() -> &'static [&'static str; 27] {
         "6ecd3ae1dd441c7cc1d7488a17c86ccc034b418ad4dc98f1",
         "e42a399f0d8cd6b2479b2dba5901ed1391d90b6373fba277",
     ];
-    if <Db as sqlx::Database>::NAME == "SQLite" {
+    if B::NAME == "SQLite" {
         &SQLITE
     } else {
         &POSTGRES
@@ -172,12 +177,10 @@ fn old_chain() -> &'static [&'static str; 27] {
 /// transaction. No table, row or trigger of cofre's is touched. Refuses a
 /// database partway through the old chain or with other migrations. Gives
 /// whether it recorded the baseline (not when another process just did).
-async fn adopt_old_chain(
-    conn: &mut <Db as sqlx::Database>::Connection,
+async fn adopt_old_chain<B: Backend>(
+    conn: &mut B::Connection,
     migrator: &sqlx::migrate::Migrator,
 ) -> StoreResult<bool> {
-    use sqlx::migrate::Migrate;
-
     let Some(baseline) = migrator.iter().find(|m| m.version == BASELINE) else {
         return Ok(false);
     };
@@ -185,14 +188,17 @@ async fn adopt_old_chain(
     // Writing first, so on SQLite the transaction takes the write lock
     // before it reads anything (no other process can adopt meanwhile), and
     // what it read is exactly what it removed.
-    let mut removed: Vec<(i64, Vec<u8>, bool)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    let mut removed: Vec<(i64, Vec<u8>, bool)> = Sql::new(format!(
         "DELETE FROM {} WHERE version < {BASELINE} RETURNING version, checksum, success",
         migrator.table_name
-    )))
+    ))
     .fetch_all(&mut *tx)
-    .await?;
+    .await?
+    .iter()
+    .map(|row| Ok((row.col(0)?, row.col(1)?, row.col(2)?)))
+    .collect::<StoreResult<_>>()?;
     removed.sort_by_key(|(version, _, _)| *version);
-    let shipped = old_chain();
+    let shipped = old_chain::<B>();
     let intact = removed.len() <= shipped.len()
         && removed.iter().zip(1..).zip(shipped).all(
             |(((version, checksum, success), n), shipped)| {
@@ -233,16 +239,16 @@ const OLD_CHAIN_ALTERED: &str = "the database's migrations before version 28 are
     tell its schema from the baseline's (version 28) that replaced them";
 
 /// The versions applied so far; none on a database never migrated.
-async fn applied_versions(
-    conn: &mut <Db as sqlx::Database>::Connection,
+async fn applied_versions<C: Conn + Migrate>(
+    conn: &mut C,
     migrator: &sqlx::migrate::Migrator,
 ) -> StoreResult<Vec<i64>> {
-    use sqlx::migrate::Migrate;
-
-    let exists: Option<String> = sqlx::query_scalar(MIGRATIONS_TABLE_EXISTS)
-        .bind(migrator.table_name.to_string())
-        .fetch_one(&mut *conn)
-        .await?;
+    let exists: Option<String> = Sql::with(
+        <C::Db as Dialect>::MIGRATIONS_TABLE_EXISTS,
+        [Arg::Text(migrator.table_name.to_string())],
+    )
+    .scalar(&mut *conn)
+    .await?;
     if exists.is_none() {
         return Ok(Vec::new());
     }

@@ -37,6 +37,7 @@ impl crate::sql_conn::Dialect for Db {
     const JSON_ARRAY: &'static str = JSON_ARRAY;
     const JSON_NESTED: &'static str = JSON_NESTED;
     const LOCK_USERS: &'static str = LOCK_USERS;
+    const MIGRATIONS_TABLE_EXISTS: &'static str = MIGRATIONS_TABLE_EXISTS;
 
     fn texts() -> &'static crate::sql_conn::DialectTexts {
         static TEXTS: std::sync::LazyLock<crate::sql_conn::DialectTexts> =
@@ -287,7 +288,7 @@ impl SqlStore<Db> {
             .test_before_acquire(false)
             .connect_with(options)
             .await?;
-        let report = prepare_schema(&pool, &MIGRATOR, migrations).await?;
+        let report = crate::sql_schema::prepare_schema(&pool, &MIGRATOR, migrations).await?;
         // A database in memory has no file (the pool made it): only the
         // pool's connections can see it.
         let reads = if file.is_file() {
@@ -336,8 +337,6 @@ impl Backend for Db {
         Ok(())
     }
 }
-
-include!("sql_schema.rs");
 
 #[cfg(test)]
 mod tests {
