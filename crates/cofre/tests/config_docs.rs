@@ -4,13 +4,16 @@
 //! else; its table of the other commands must name every command and the
 //! flags each takes. The help text is the truth (clap writes it from the
 //! definitions in crates/cofre/src), so a setting added, renamed or given a
-//! new default fails here until the page says so.
+//! new default fails here until the page says so. The systemd unit's
+//! settings file (deploy/cofre.env.example) must name every variable too,
+//! its commented lines showing the defaults they keep.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const PAGE: &str = "docs/guide/configuration.md";
+const ENV_EXAMPLE: &str = "deploy/cofre.env.example";
 
 /// One option of a help text.
 #[derive(Debug, PartialEq)]
@@ -48,10 +51,23 @@ struct CommandRow {
     flags: BTreeSet<String>,
 }
 
+/// One `NAME=value` line of the settings file, commented out or not.
+#[derive(Debug, PartialEq)]
+struct EnvLine {
+    line: usize,
+    name: String,
+    value: String,
+    commented: bool,
+}
+
 fn page_path() -> PathBuf {
+    repo_path(PAGE)
+}
+
+fn repo_path(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
-        .join(PAGE)
+        .join(path)
 }
 
 /// `cofre ARGS --help`, with no `COFRE_*` variable set: clap prints the
@@ -465,6 +481,71 @@ fn commands_problems(
     problems
 }
 
+/// The settings file's assignments: `NAME=value` or `#NAME=value`, where
+/// NAME is upper case; other comments are prose.
+fn parse_env_example(text: &str) -> Vec<EnvLine> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(at, line)| {
+            let (commented, rest) = match line.strip_prefix('#') {
+                Some(rest) => (true, rest),
+                None => (false, line),
+            };
+            let (name, value) = rest.split_once('=')?;
+            let is_name = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            is_name.then(|| EnvLine {
+                line: at + 1,
+                name: name.to_owned(),
+                value: value.to_owned(),
+                commented,
+            })
+        })
+        .collect()
+}
+
+/// Every variable of `cofre serve --help` and of the page's rows without
+/// a flag that the settings file leaves out, and every commented line
+/// whose value is not the default it keeps.
+fn env_example_problems(
+    serve: &[HelpOption],
+    rows: &[SettingRow],
+    lines: &[EnvLine],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let by_name: BTreeMap<&str, &EnvLine> = lines.iter().map(|l| (l.name.as_str(), l)).collect();
+    for option in serve {
+        let Some(env) = &option.env else { continue };
+        let default = option.default.as_deref().unwrap_or("");
+        match by_name.get(env.as_str()) {
+            None => problems.push(format!(
+                "`{env}` (`--{}`) is not in {ENV_EXAMPLE}: add\n    # {}\n    #{env}={default}",
+                option.flag, option.help
+            )),
+            Some(line) if line.commented && line.value != default => problems.push(format!(
+                "`{env}` (line {}): a commented line keeps the default, `{default}`, \
+                 but shows `{}`: write #{env}={default} (an example goes in the comment)",
+                line.line, line.value
+            )),
+            _ => {}
+        }
+    }
+    for row in rows.iter().filter(|row| row.flag.is_none()) {
+        for variable in &row.variables {
+            if !by_name.contains_key(variable.as_str()) {
+                problems.push(format!(
+                    "`{variable}` (line {} of {PAGE}) is not in {ENV_EXAMPLE}: add it, \
+                     commented, with its default",
+                    row.line
+                ));
+            }
+        }
+    }
+    problems
+}
+
 /// Every command below `path` that has no subcommands, with its own long
 /// flags (those every command takes left out).
 fn leaf_commands(
@@ -536,6 +617,27 @@ fn the_commands_table_names_every_command_and_its_flags() {
     report(
         "the commands of `cofre --help`",
         &commands_problems(&binary, &rows),
+    );
+}
+
+#[test]
+fn the_settings_file_names_every_variable_with_its_default() {
+    let page = std::fs::read_to_string(page_path()).expect("read the configuration page");
+    let rows = parse_settings_table(&page).unwrap_or_else(|e| panic!("{e}"));
+    let serve = parse_help_options(&help(&["serve"]));
+    let text = std::fs::read_to_string(repo_path(ENV_EXAMPLE)).expect("read the settings file");
+    let lines = parse_env_example(&text);
+    assert!(
+        lines.len() >= 10,
+        "read only {} settings from {ENV_EXAMPLE}: has its format changed?",
+        lines.len()
+    );
+    let problems = env_example_problems(&serve, &rows, &lines);
+    assert!(
+        problems.is_empty(),
+        "{ENV_EXAMPLE} leaves out settings of `cofre serve --help` or {PAGE}; \
+         fix the file so that:\n- {}\n",
+        problems.join("\n- ")
     );
 }
 
@@ -757,6 +859,67 @@ fn each_disagreement_is_named_with_its_fix() {
             "`cofre migrate` (line 15) is not a command of the binary: remove the row",
             "`cofre openapi` has no row in the other commands' table: add one \
              (its own settings: none)",
+        ]
+    );
+}
+
+#[test]
+fn the_settings_file_is_read_and_checked_line_by_line() {
+    let text = "\
+# Where the data lives: sqlite://PATH. A=b in prose is no setting.
+COFRE_DATABASE_URL=sqlite:///var/lib/cofre/cofre.db
+#COFRE_BIND=0.0.0.0:8080
+
+#COFRE_NOW=
+";
+    let lines = parse_env_example(text);
+    let summary: Vec<(usize, &str, &str, bool)> = lines
+        .iter()
+        .map(|l| (l.line, l.name.as_str(), l.value.as_str(), l.commented))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                2,
+                "COFRE_DATABASE_URL",
+                "sqlite:///var/lib/cofre/cofre.db",
+                false
+            ),
+            (3, "COFRE_BIND", "0.0.0.0:8080", true),
+            (5, "COFRE_NOW", "", true),
+        ]
+    );
+
+    let option = |flag: &str, env: &str, default: Option<&str>| HelpOption {
+        flag: flag.into(),
+        env: Some(env.into()),
+        default: default.map(String::from),
+        help: "What it does".into(),
+    };
+    let serve = [
+        option(
+            "database-url",
+            "COFRE_DATABASE_URL",
+            Some("sqlite://cofre.db"),
+        ),
+        option("bind", "COFRE_BIND", Some("127.0.0.1:8080")),
+        option("now", "COFRE_NOW", None),
+        option("workers", "COFRE_WORKERS", None),
+    ];
+    let rows = parse_settings_table(PAGE_SAMPLE).unwrap();
+    assert_eq!(
+        env_example_problems(&serve, &rows, &lines),
+        [
+            "`COFRE_BIND` (line 3): a commented line keeps the default, `127.0.0.1:8080`, \
+             but shows `0.0.0.0:8080`: write #COFRE_BIND=127.0.0.1:8080 (an example goes \
+             in the comment)",
+            "`COFRE_WORKERS` (`--workers`) is not in deploy/cofre.env.example: add\n    \
+             # What it does\n    #COFRE_WORKERS=",
+            "`AWS_ACCESS_KEY_ID` (line 8 of docs/guide/configuration.md) is not in \
+             deploy/cofre.env.example: add it, commented, with its default",
+            "`AWS_SECRET_ACCESS_KEY` (line 8 of docs/guide/configuration.md) is not in \
+             deploy/cofre.env.example: add it, commented, with its default",
         ]
     );
 }
