@@ -83,8 +83,10 @@ pub struct SkippedRow {
 pub struct BulkResult {
     /// Rows the selection matched.
     pub matched_count: u64,
-    /// Rows changed (or, for `delete`, deleted).
+    /// Rows changed (or, for `delete`, deleted): the contract's one count
+    /// of the rows acted on, whichever the action.
     pub updated_count: u64,
+    /// Rows deleted: for `delete`, the same as `updated_count`; 0 for `set`.
     pub deleted_count: u64,
     /// Rows left (in whole or in part) as they were.
     pub skipped: Vec<SkippedRow>,
