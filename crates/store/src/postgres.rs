@@ -11,11 +11,8 @@ use cofre_domain::{ApiKeyId, UserId};
 use jiff::Timestamp;
 
 use crate::backend::{Backend, ChangeWatch, ReadPath, WritePath};
-use crate::sql_decode::{TX_COLUMNS, TX_NAMES, decode_entries};
-use crate::sql_steps::{insert_args, no_such_account, no_such_category, no_such_tag};
-use crate::sql_store::transactions::new_row;
 use crate::sql_store::{KEY_CACHE_BYTES, SqlStore, key_bytes, pool_one};
-use crate::sql_text::{Arg, Sql};
+use crate::sql_text::Sql;
 use crate::{Created, FoundKey, StoreError, StoreResult};
 
 mod creations;
@@ -40,6 +37,18 @@ impl crate::sql_conn::Dialect for Db {
     const JSON_NESTED: &'static str = JSON_NESTED;
     const LOCK_USERS: &'static str = LOCK_USERS;
     const MIGRATIONS_TABLE_EXISTS: &'static str = MIGRATIONS_TABLE_EXISTS;
+    const LOCK_ROWS: Option<&'static str> = Some("COLLATE \"C\" FOR UPDATE");
+
+    fn json_rows(param: usize, columns: &[(&str, &str)]) -> String {
+        let columns: Vec<String> = columns
+            .iter()
+            .map(|(name, pg_type)| format!("{name} {pg_type}"))
+            .collect();
+        format!(
+            "json_to_recordset(CAST(${param} AS JSON)) AS v({})",
+            columns.join(", ")
+        )
+    }
 
     fn texts() -> &'static crate::sql_conn::DialectTexts {
         static TEXTS: std::sync::LazyLock<crate::sql_conn::DialectTexts> =
@@ -64,9 +73,9 @@ const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 /// closed when it is given back.
 const TRUST_IDLE_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// How long before its request's deadline a one-call creation gives up
-/// (migration 0019): room for the commit and the answer, so the client is
-/// not told 503 about a row that was kept.
+/// How long before its requests' deadline a call of creations gives up
+/// (see [`creations`]): room for the commit and the answer, so no client
+/// is told 503 about a row that was kept.
 const ANSWER_MARGIN: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// A write transaction: PostgreSQL commits concurrent transactions on its
@@ -85,7 +94,7 @@ pub struct Writes {
     /// Single-row creations, stored together when they arrive together.
     creations: Arc<creations::Creations>,
     /// Live keys as authentication last read them, for the creations that
-    /// check their key in their own call ([`Store::recalled_api_key`]):
+    /// check their key in their own call ([`crate::Store::recalled_api_key`]):
     /// reading a key here is a round trip, and a pooled connection given
     /// back (and pinged), on every request.
     recalled: moka::future::Cache<ApiKeyId, ApiKey>,
@@ -188,56 +197,12 @@ impl ReadPath for Reads {
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
-/// A creation's values in a call of `cofre_create_rows` (migrations 0020
-/// to 0022) for `new`: the general path's INSERT values (`insert_args`),
-/// the tag ids as a JSON array, whether the client chose the id, and the
-/// key to check in the call ([`Store::create_transaction`]'s `key`).
-fn create_args(
-    user: UserId,
-    new: &NewTransaction,
-    now: Timestamp,
-    key: Option<ApiKeyId>,
-) -> StoreResult<Vec<Arg>> {
-    let tags: Vec<String> = new.state.tag_ids.iter().map(ToString::to_string).collect();
-    let tags =
-        serde_json::to_string(&tags).map_err(|e| StoreError::Corrupt(format!("tag ids: {e}")))?;
-    let mut args = Vec::from(insert_args(&new_row(user, new, now)));
-    args.push(tags.into());
-    args.push(new.client_chosen_id.into());
-    args.push(Arg::OptText(key.map(|key| key.to_string())));
-    Ok(args)
-}
-
-/// What a refusal of a creation (its `code` and `message`, migrations
-/// 0019 to 0022) means; `None` for any other code.
-fn refusal(code: &str, message: &str) -> Option<StoreError> {
-    Some(match code {
-        "CF001" => StoreError::IdConflict,
-        "CF002" => no_such_category(),
-        "CF003" => no_such_tag(message),
-        "CF004" => no_such_account(),
-        "CF005" => out_of_time(),
-        "CF006" => StoreError::KeyRevoked,
-        _ => return None,
-    })
-}
-
 /// A creation given up because its request's time ran out.
 fn out_of_time() -> StoreError {
     StoreError::Unavailable(
         "the request's time ran out before its creation could be stored; nothing was kept"
             .to_owned(),
     )
-}
-
-/// A failed creation call's error: its refusal when it raised one, else
-/// as it is.
-fn create_refusal(err: sqlx::Error) -> StoreError {
-    let refused = match &err {
-        sqlx::Error::Database(db) => db.code().and_then(|code| refusal(&code, db.message())),
-        _ => None,
-    };
-    refused.unwrap_or_else(|| err.into())
 }
 
 impl SqlStore<Db> {
@@ -277,14 +242,10 @@ impl Backend for Db {
     type Changes = Changes;
     type Reads = Reads;
 
-    /// [`Store::create_transaction`] of a row (no installment plan) in one
-    /// round trip: `cofre_create_rows` (migrations 0020 to 0022) runs the
-    /// general path's steps (the key check when one is given, the version
-    /// bump, the replay and reference checks, the INSERT and its tags) in
-    /// the server, as one statement and so one transaction, instead of five
-    /// round trips or more that hold the user's row lock in between. A
-    /// refused creation writes nothing but its user's version bump.
-    /// Creations arriving together share one call ([`creations`]).
+    /// [`crate::Store::create_transaction`] of a row (no installment plan):
+    /// the creations arriving together are stored as one set in one
+    /// transaction ([`creations`]), with the rules every creation follows
+    /// ([`crate::sql_store::create_set`]).
     async fn create_row_here(
         store: &SqlStore<Self>,
         user: UserId,

@@ -30,6 +30,15 @@ pub trait Dialect: sqlx::Database {
     /// The migrations table's name (`$1`), or NULL while it does not exist.
     const MIGRATIONS_TABLE_EXISTS: &'static str;
 
+    /// What ends a `SELECT ... ORDER BY` key so that it locks the rows it
+    /// reads for the rest of the transaction, in that order (PostgreSQL);
+    /// none where a write transaction holds the whole database (SQLite).
+    const LOCK_ROWS: Option<&'static str>;
+
+    /// The rows of the JSON array of objects bound to `$param`, as a table
+    /// `v` with `columns` (each a name and its PostgreSQL type).
+    fn json_rows(param: usize, columns: &[(&str, &str)]) -> String;
+
     /// Statement texts built from the constants above, once per backend.
     fn texts() -> &'static DialectTexts;
 }
@@ -40,6 +49,8 @@ pub struct DialectTexts {
     pub(crate) entries_select: String,
     /// What goes before an entries query to read it as one JSON page.
     pub(crate) entries_page_before: String,
+    /// The steps of a set of creations.
+    pub(crate) creations: crate::sql_store::create_set::Texts,
 }
 
 /// A connection the store's SQL runs on: a pooled one, or the one a write

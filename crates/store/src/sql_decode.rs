@@ -272,13 +272,15 @@ pub(crate) fn entries_query<D: Dialect>() -> Sql {
 /// The statement texts of `D`'s dialect, built once by [`Dialect::texts`].
 pub(crate) fn dialect_texts<D: Dialect>() -> DialectTexts {
     let (json_agg, json_array, json_nested) = (D::JSON_AGG, D::JSON_ARRAY, D::JSON_NESTED);
+    let entries_select = format!(
+        "SELECT {TX_COLUMNS}, CASE WHEN t.tag_count > 0 THEN \
+         (SELECT {json_agg}({json_array}(g.id, g.title, g.color_hex)) \
+         FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id \
+         WHERE tt.transaction_id = t.id) END AS tags {TX_FROM}"
+    );
     DialectTexts {
-        entries_select: format!(
-            "SELECT {TX_COLUMNS}, CASE WHEN t.tag_count > 0 THEN \
-             (SELECT {json_agg}({json_array}(g.id, g.title, g.color_hex)) \
-             FROM transaction_tags tt JOIN tags g ON g.id = tt.tag_id \
-             WHERE tt.transaction_id = t.id) END AS tags {TX_FROM}"
-        ),
+        creations: crate::sql_store::create_set::texts::<D>(&entries_select),
+        entries_select,
         entries_page_before: format!(
             "SELECT CAST(COALESCE({json_agg}({json_array}({TX_NAMES}, {json_nested}(p.tags))), \
              '[]') AS TEXT) AS page FROM ("

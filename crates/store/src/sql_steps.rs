@@ -13,7 +13,7 @@ use cofre_domain::transaction::{
     TransactionState, search_text,
 };
 use cofre_domain::transfer as transfer_rules;
-use cofre_domain::{AccountId, ApiKeyId, CategoryId, DomainError, TagId, TransactionId, UserId};
+use cofre_domain::{AccountId, CategoryId, DomainError, TagId, TransactionId, UserId};
 
 use crate::sql_conn::{Conn, Dialect, query};
 use crate::sql_decode::{
@@ -143,22 +143,6 @@ pub(crate) async fn delete_with_legs(
         deleted.receipts.extend(leg.receipt_name.clone());
     }
     Ok(deleted)
-}
-
-/// Checks, inside a write, that `key` is still the user's and not revoked
-/// (see [`Store::create_transaction`]'s `key`).
-pub(crate) async fn check_key(
-    conn: &mut impl Conn,
-    user: UserId,
-    key: ApiKeyId,
-) -> StoreResult<()> {
-    let live: Option<String> = Sql::with(
-        "SELECT id FROM api_keys WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL",
-        [key.to_string().into(), user.to_string().into()],
-    )
-    .scalar_optional::<String, _>(&mut *conn)
-    .await?;
-    live.map(|_| ()).ok_or(StoreError::KeyRevoked)
 }
 
 /// Checks that a category is visible to the user and all tags are theirs.

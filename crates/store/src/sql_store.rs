@@ -11,6 +11,7 @@ pub(crate) mod budgets;
 mod cache;
 pub(crate) mod cards;
 pub(crate) mod categories;
+pub(crate) mod create_set;
 pub(crate) mod import;
 pub(crate) mod operations;
 pub(crate) mod receipts;
@@ -20,6 +21,7 @@ pub(crate) mod transactions;
 pub(crate) mod users;
 
 use cache::{VersionedCache, shared_error};
+use create_set::{Creation, create_set};
 use operations::*;
 use series::*;
 use users::*;

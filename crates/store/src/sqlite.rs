@@ -38,6 +38,18 @@ impl crate::sql_conn::Dialect for Db {
     const JSON_NESTED: &'static str = JSON_NESTED;
     const LOCK_USERS: &'static str = LOCK_USERS;
     const MIGRATIONS_TABLE_EXISTS: &'static str = MIGRATIONS_TABLE_EXISTS;
+    const LOCK_ROWS: Option<&'static str> = None;
+
+    fn json_rows(param: usize, columns: &[(&str, &str)]) -> String {
+        let columns: Vec<String> = columns
+            .iter()
+            .map(|(name, _)| format!("value ->> '$.{name}' AS {name}"))
+            .collect();
+        format!(
+            "(SELECT {} FROM json_each(${param})) AS v",
+            columns.join(", ")
+        )
+    }
 
     fn texts() -> &'static crate::sql_conn::DialectTexts {
         static TEXTS: std::sync::LazyLock<crate::sql_conn::DialectTexts> =

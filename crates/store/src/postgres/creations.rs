@@ -1,16 +1,11 @@
 //! Group commit on PostgreSQL for single-row creations: creations that
 //! arrive while earlier ones are being stored wait, and go together in the
-//! next call of `cofre_create_rows` (migrations 0020 to 0022; a creation
-//! alone is a call of one), one statement and so one transaction and one
-//! WAL flush for all of them, instead of a call, a commit and a pooled
-//! connection (with the ping sqlx sends when it is given back) each. A
-//! call of several adds its rows to the running totals once, each sum
-//! with one statement for all of them (migration 0021), instead of once a
-//! row; a creation's key, when its request was authenticated from memory,
-//! is checked in the call (migration 0021 too). A call of several
-//! creations with distinct ids is stored set by set, a statement for all
-//! of them at each step, not creation by creation (migration 0022's
-//! `cofre_create_set`, called straight).
+//! next call: one transaction, and so one WAL flush, for all of them, each
+//! step of the creations' rules one statement for the whole set
+//! ([`create_set`], the rules every creation follows on either backend),
+//! instead of a transaction, its statements, a commit and a pooled
+//! connection each. The rows of a call are added to the running totals
+//! once, by the statement trigger of the INSERT that stores them.
 //!
 //! At most [`MAX_CALLS`] calls run at once from this process. A creation
 //! that finds fewer running starts a call for itself and whatever else
@@ -23,26 +18,27 @@
 //! off at its deadline does not cut off the other creations sharing its
 //! call. A creation is acknowledged only after its call committed.
 //!
-//! A refusal (a taken id, a missing category, tag or account) is decided
-//! before its creation writes anything, and answers that creation alone; a
-//! call that fails as a whole on another database error (a running total
-//! taken out of range, say) is run again one creation a call, so each gets
-//! the answer it would have got alone. A call whose commit would come past
-//! the least time its requests have left keeps nothing and answers each
-//! 503.
+//! A refusal (a revoked key, a taken id, a missing category, tag or
+//! account) is decided before its creation writes anything, and answers
+//! that creation alone; a call that fails as a whole on another database
+//! error (a running total taken out of range, say) is run again one
+//! creation a call, so each gets the answer it would have got alone. A
+//! call whose commit would come past the least time its requests have left
+//! keeps nothing and answers each 503. A call waiting for a lock held
+//! elsewhere goes on waiting after its requests were cut off (so
+//! `/readyz` sees a session stuck on a lock, [`super::Writes::stall`]),
+//! and keeps nothing once it gets it.
 
-use std::collections::HashSet;
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, oneshot};
 
 use super::{
-    ANSWER_MARGIN, ApiKeyId, Arg, Created, Db, JSON_ARRAY, NewTransaction, StoreError, StoreResult,
-    TX_COLUMNS, TX_NAMES, Timestamp, Transaction, UserId, create_args, create_refusal,
-    decode_entries, out_of_time, refusal,
+    ANSWER_MARGIN, ApiKeyId, Created, Db, NewTransaction, StoreError, StoreResult, Timestamp,
+    Transaction, UserId, out_of_time,
 };
-use sqlx::Row;
+use crate::sql_store::create_set::{Creation, create_set};
 
 /// The most creations one call stores.
 const MAX_BATCH: usize = 64;
@@ -67,24 +63,30 @@ type Answer = StoreResult<Created<Transaction>>;
 
 /// One creation waiting for its call.
 struct Waiting {
-    /// Its owner, the order calls take users' row locks in.
-    user: String,
-    /// Its values in the call ([`create_args`]).
-    args: Vec<Arg>,
+    user: UserId,
+    new: NewTransaction,
+    now: Timestamp,
+    key: Option<ApiKeyId>,
     /// When its request is cut off, if it serves one.
     deadline: Option<Instant>,
     reply: oneshot::Sender<Answer>,
 }
 
 impl Waiting {
-    /// The milliseconds the creation may still take, short of a margin
-    /// for the answer's way back (none: no request waits for it).
-    fn budget_ms(&self, now: Instant) -> Option<i64> {
-        self.deadline.map(|deadline| {
-            let left = deadline.saturating_duration_since(now);
-            let left = left.saturating_sub(ANSWER_MARGIN).as_millis();
-            i64::try_from(left).unwrap_or(i64::MAX)
-        })
+    /// When the creation must be stored by, short of a margin for the
+    /// answer's way back (none: no request waits for it).
+    fn cut_off(&self) -> Option<Instant> {
+        self.deadline
+            .map(|deadline| deadline.checked_sub(ANSWER_MARGIN).unwrap_or(deadline))
+    }
+
+    fn creation(&self) -> Creation<'_> {
+        Creation {
+            user: self.user,
+            new: &self.new,
+            now: self.now,
+            key: self.key,
+        }
     }
 
     fn answer(self, answer: Answer) {
@@ -157,8 +159,10 @@ impl Creations {
     ) -> Answer {
         let (reply, answer) = oneshot::channel();
         let waiting = Waiting {
-            user: user.to_string(),
-            args: create_args(user, new, now, key)?,
+            user,
+            new: new.clone(),
+            now,
+            key,
             deadline: crate::deadline::deadline(),
             reply,
         };
@@ -213,159 +217,91 @@ impl Creations {
                 // kept, and nobody waits for an answer.
                 continue;
             }
-            match waiting.budget_ms(now) {
-                Some(ms) if ms <= 0 => waiting.answer(Err(out_of_time())),
+            match waiting.cut_off() {
+                Some(cut_off) if cut_off <= now => waiting.answer(Err(out_of_time())),
                 _ => live.push(waiting),
             }
         }
         if live.len() > 1 {
-            // Every call takes the users' row locks in the same order.
-            live.sort_by(|a, b| a.user.cmp(&b.user));
-            let budget = live.iter().filter_map(|w| w.budget_ms(now)).min();
-            let batch: Vec<&[Arg]> = live.iter().map(|w| w.args.as_slice()).collect();
-            match self.together(&batch, budget).await {
+            let deadline = live.iter().filter_map(|w| w.deadline).min();
+            let set: Vec<Creation<'_>> = live.iter().map(Waiting::creation).collect();
+            match self.together(&set, deadline).await {
                 Ok(answers) => {
+                    drop(set);
                     for (waiting, answer) in live.into_iter().zip(answers) {
                         waiting.answer(answer);
                     }
                     return;
                 }
-                Err(err) if out_of_time_as_a_whole(&err) => {
+                Err(Failed::OutOfTime) => {
+                    drop(set);
                     for waiting in live {
                         waiting.answer(Err(out_of_time()));
                     }
                     return;
                 }
-                Err(sqlx::Error::Database(_)) => {
-                    // One of them broke a rule the call does not answer
-                    // for it alone (a total out of range, say), and the
-                    // whole call was rolled back: each on its own, below.
-                }
-                Err(err) => {
-                    let reason = err.to_string();
+                Err(Failed::Store(StoreError::Unavailable(reason))) => {
+                    drop(set);
                     for waiting in live {
                         waiting.answer(Err(StoreError::Unavailable(reason.clone())));
                     }
                     return;
                 }
+                Err(Failed::Store(_)) => {
+                    // One of them broke a rule the call does not answer
+                    // for it alone (a total out of range, say), and the
+                    // whole call was rolled back: each on its own, below.
+                }
             }
         }
         for waiting in live {
-            let budget = waiting.budget_ms(Instant::now());
-            let answer = self.alone(&waiting.args, budget).await;
+            let answer = match self.together(&[waiting.creation()], waiting.deadline).await {
+                Ok(mut answers) => answers.pop().unwrap_or(Err(StoreError::NotFound)),
+                Err(Failed::OutOfTime) => Err(out_of_time()),
+                // Alone, a database error failing the call is the
+                // creation's answer (a total out of range: a field error).
+                Err(Failed::Store(err)) => Err(err),
+            };
             waiting.answer(answer);
         }
     }
 
-    /// One creation in a call of its own: a database error failing the
-    /// call is then its answer (a total out of range: a field error).
-    async fn alone(&self, args: &[Arg], budget_ms: Option<i64>) -> Answer {
-        let mut answers = self
-            .together(std::slice::from_ref(&args), budget_ms)
-            .await
-            .map_err(create_refusal)?;
-        answers.pop().ok_or(StoreError::NotFound)?
-    }
-
-    /// `batch` in one call of `cofre_create_rows`, or, for several
-    /// creations with distinct ids, of `cofre_create_set` (migration 0022),
-    /// which `cofre_create_rows` hands such a call to: called straight, the
-    /// call's JSON is not read twice nor every answer copied twice. Each
-    /// creation's answer, in order, or the error that failed the whole call.
+    /// `set` stored in one transaction, committed with room to answer
+    /// before `deadline` (its requests' earliest): each creation's answer,
+    /// in order, or what failed the whole call.
     async fn together(
         &self,
-        batch: &[&[Arg]],
-        budget_ms: Option<i64>,
-    ) -> Result<Vec<Answer>, sqlx::Error> {
-        static ROWS: LazyLock<String> = LazyLock::new(|| call_of("cofre_create_rows($1, $2)"));
-        static SET: LazyLock<String> = LazyLock::new(|| {
-            call_of(
-                "cofre_create_set(CAST($1 AS JSONB), \
-                 statement_timestamp() + $2 * INTERVAL '1 millisecond')",
-            )
-        });
-        let call = if batch.len() > 1 && distinct_ids(batch) {
-            &SET
-        } else {
-            &ROWS
+        set: &[Creation<'_>],
+        deadline: Option<Instant>,
+    ) -> Result<Vec<Answer>, Failed> {
+        let mut tx = self.pool.begin().await.map_err(Failed::sqlx)?;
+        let cut_off =
+            deadline.map(|deadline| deadline.checked_sub(ANSWER_MARGIN).unwrap_or(deadline));
+        let past = || cut_off.is_some_and(|cut_off| Instant::now() >= cut_off);
+        let answers = match create_set(&mut *tx, set).await {
+            Ok(answers) => answers,
+            Err(_) if past() => return Err(Failed::OutOfTime),
+            Err(err) => return Err(Failed::Store(err)),
         };
-        let rows: Vec<serde_json::Value> = batch
-            .iter()
-            .map(|args| args.iter().map(arg_json).collect())
-            .collect();
-        let rows = serde_json::Value::Array(rows).to_string();
-        let answers = sqlx::query(sqlx::AssertSqlSafe(call.as_str()))
-            .bind(rows)
-            .bind(budget_ms)
-            .fetch_all(&self.pool)
-            .await?;
-        if answers.len() != batch.len() {
-            return Err(sqlx::Error::Protocol(format!(
-                "cofre_create_rows gave {} answers for {} creations",
-                answers.len(),
-                batch.len()
-            )));
+        if past() {
+            // Dropped, the transaction rolls back: nothing is kept.
+            return Err(Failed::OutOfTime);
         }
-        Ok(answers.iter().map(read_answer).collect())
+        tx.commit().await.map_err(Failed::sqlx)?;
+        Ok(answers)
     }
 }
 
-/// The query of [`Creations::together`] over `function`'s rows (one a
-/// creation, in order): each creation's refusal, or its row as a page of
-/// one entry.
-fn call_of(function: &str) -> String {
-    format!(
-        "SELECT p.code, p.message, COALESCE(p.deduped, FALSE), \
-         CAST({JSON_ARRAY}({JSON_ARRAY}({TX_NAMES}, p.tags)) AS TEXT) FROM (\
-         SELECT c.n, c.code, c.message, c.deduped, c.tags, {TX_COLUMNS} \
-         FROM {function} c CROSS JOIN LATERAL (SELECT (c.made).*) t \
-         LEFT JOIN installment_plans ip ON ip.id = t.installment_purchase_id) p \
-         ORDER BY p.n"
-    )
+/// Why a whole call kept nothing.
+enum Failed {
+    /// It would have committed past the least time its requests had left.
+    OutOfTime,
+    Store(StoreError),
 }
 
-/// Whether no two creations of `batch` share an id (its first value).
-fn distinct_ids(batch: &[&[Arg]]) -> bool {
-    let mut seen = HashSet::with_capacity(batch.len());
-    batch.iter().all(|args| match args.first() {
-        Some(Arg::Text(id)) => seen.insert(id.as_str()),
-        _ => false,
-    })
-}
-
-/// One creation's answer in a row of [`Creations::together`]'s call.
-fn read_answer(row: &sqlx::postgres::PgRow) -> Answer {
-    let code: Option<String> = row.try_get(0)?;
-    if let Some(code) = code {
-        let message: Option<String> = row.try_get(1)?;
-        let message = message.unwrap_or_default();
-        return Err(refusal(&code, &message).unwrap_or_else(|| {
-            StoreError::Corrupt(format!("cofre_create_rows refused with {code}: {message}"))
-        }));
-    }
-    let deduped: bool = row.try_get(2)?;
-    let page: String = row.try_get(3)?;
-    let value = decode_entries(&page)?.pop().ok_or(StoreError::NotFound)?;
-    Ok(Created { value, deduped })
-}
-
-/// Whether `err` is a whole call given up: it would have committed past
-/// the least time its requests had left (CF005), and kept nothing.
-fn out_of_time_as_a_whole(err: &sqlx::Error) -> bool {
-    matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some("CF005"))
-}
-
-/// `arg` as a value of `cofre_create_rows`'s JSON (each read back as text,
-/// so numbers keep every digit).
-fn arg_json(arg: &Arg) -> serde_json::Value {
-    use serde_json::Value;
-    match arg {
-        Arg::Text(text) => Value::from(text.as_str()),
-        Arg::OptText(text) => text.as_deref().map_or(Value::Null, Value::from),
-        Arg::Int(number) => Value::from(*number),
-        Arg::OptInt(number) => number.map_or(Value::Null, Value::from),
-        Arg::Bool(flag) => Value::from(*flag),
-        Arg::OptBool(flag) => flag.map_or(Value::Null, Value::from),
+impl Failed {
+    fn sqlx(err: sqlx::Error) -> Self {
+        Failed::Store(err.into())
     }
 }
 
@@ -432,14 +368,6 @@ mod tests {
         assert_eq!(line.expected(now), 8);
         let (line, now) = after(MAX_BATCH * 2, Duration::ZERO);
         assert_eq!(line.expected(now), MAX_BATCH);
-    }
-
-    #[test]
-    fn only_a_call_without_an_id_twice_goes_set_by_set() {
-        let (a, b) = ([Arg::Text("a".into())], [Arg::Text("b".into())]);
-        assert!(distinct_ids(&[&a, &b]));
-        assert!(!distinct_ids(&[&a, &b, &a]), "an id twice");
-        assert!(!distinct_ids(&[&a, &[Arg::OptText(None)]]), "no id");
     }
 
     #[test]

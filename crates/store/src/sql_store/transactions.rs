@@ -17,42 +17,32 @@ impl<B: Backend> SqlStore<B> {
         {
             return created;
         }
-        let mut tx = self.begin_write(user).await?;
-        if let Some(key) = key {
-            check_key(&mut *tx, user, key).await?;
-        }
-        if new.client_chosen_id
-            && let Some(row) = replay_query(new.id).fetch_optional(&mut *tx).await?
+        let mut tx = self.writes.begin().await?;
+        let creation = Creation {
+            user,
+            new,
+            now,
+            key,
+        };
+        let mut created = create_set(&mut *tx, std::slice::from_ref(&creation))
+            .await?
+            .pop()
+            .ok_or(StoreError::NotFound)??;
+        // The row first: storing it found the account (none of the
+        // user's, nothing stored), before the plan names that account.
+        if let Some(plan) = plan
+            && !created.deduped
         {
-            let (owner, fingerprint): (String, Option<String>) = (row.col(0)?, row.col(1)?);
-            same_request(user, new, &owner, fingerprint.as_deref())?;
-            let value = fetch_transaction(&mut *tx, user, new.id)
+            put_plan(&mut *tx, plan, now).await?;
+            created.value = fetch_transaction(&mut *tx, user, new.id)
                 .await?
                 .ok_or(StoreError::NotFound)?;
-            // What the replay found may be a write of the same group
-            // commit batch, not on disk yet: it is answered once that
-            // batch is, like the write that stored it.
-            tx.commit().await?;
-            return Ok(Created {
-                value,
-                deduped: true,
-            });
         }
-        check_references(&mut *tx, user, new.state.category_id, &new.state.tag_ids).await?;
-        // The row first: storing it finds the account (none of the user's,
-        // nothing stored), before the plan names that account.
-        insert_transaction(&mut *tx, new_row(user, new, now)).await?;
-        if let Some(plan) = plan {
-            put_plan(&mut *tx, plan, now).await?;
-        }
-        let value = fetch_transaction(&mut *tx, user, new.id)
-            .await?
-            .ok_or(StoreError::NotFound)?;
+        // A replay may have found a write of the same group commit batch,
+        // not on disk yet: it is answered once that batch is, like the
+        // write that stored it.
         tx.commit().await?;
-        Ok(Created {
-            value,
-            deduped: false,
-        })
+        Ok(created)
     }
 
     pub(crate) async fn import_in_tx(
@@ -216,14 +206,6 @@ pub(crate) fn list_query<D: Dialect>(
         page.limit.saturating_add(1)
     ));
     query
-}
-
-/// The owner and the request fingerprint of the row with a client's id.
-pub(crate) fn replay_query(id: TransactionId) -> Sql {
-    Sql::with(
-        "SELECT user_id, fingerprint FROM transactions WHERE id = $1",
-        [id.to_string().into()],
-    )
 }
 
 /// Whether a row found by a creation's id (owned by `owner`, made by the
