@@ -15,10 +15,12 @@
 //!    then the category, each tag and the account must be the user's;
 //! 4. the rows left are stored, with their tags, and read back.
 //!
-//! The creations go in as one JSON value (a statement's text is the same
-//! whatever the set's size, so it is prepared once a connection), read
-//! as rows by [`Dialect::json_rows`]. Creations sharing an id go in rounds,
-//! so a later one sees the earlier one's row, as it would alone.
+//! A set of several goes in as one JSON value (a statement's text is the
+//! same whatever the set's size, so it is prepared once a connection),
+//! read as rows by [`Dialect::json_rows`]; a set of one, the most common
+//! (every creation on SQLite), as bound values, with no JSON to write and
+//! parse. Creations sharing an id go in rounds, so a later one sees the
+//! earlier one's row, as it would alone.
 
 use super::transactions::{new_row, same_request};
 use super::*;
@@ -39,14 +41,22 @@ pub(crate) type Answer = StoreResult<Created<Transaction>>;
 /// The statements of a set's steps, in a dialect (built once a backend:
 /// [`Dialect::texts`]).
 pub struct Texts {
+    /// The steps over the creations, read from JSON (several) or bound
+    /// values (one).
+    many: RowSteps,
+    one: RowSteps,
+    tags: String,
+    insert_tags: String,
+    fetched_one: String,
+}
+
+/// The steps that read the creations themselves, from one row source.
+struct RowSteps {
     revoked_keys: String,
     lock_users: Option<String>,
     bump_users: String,
     decide: String,
-    missing_tags: String,
     insert_rows: String,
-    insert_tags: String,
-    fetched: String,
 }
 
 /// A creation's columns in the JSON of a set, and their types.
@@ -87,11 +97,34 @@ const TAG_COLUMNS: [(&str, &str); 4] = [
 
 /// The statements of `D`'s dialect.
 pub(crate) fn texts<D: Dialect>(entries_select: &str) -> Texts {
-    let rows = D::json_rows(1, &ROW_COLUMNS);
-    let tags = D::json_rows(1, &TAG_COLUMNS);
-    let ids = D::json_rows(1, &[("id", "TEXT")]);
-    let fetched = format!("{entries_select} WHERE t.id IN (SELECT v.id FROM {ids})");
+    let bound: Vec<String> = ROW_COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| format!("${} AS {name}", i + 1))
+        .collect();
     Texts {
+        many: row_steps::<D>(&D::json_rows(1, &ROW_COLUMNS)),
+        one: row_steps::<D>(&format!("(SELECT {}) AS v", bound.join(", "))),
+        tags: format!(
+            "SELECT v.n, v.tag_id, \
+             (SELECT g.title FROM tags g WHERE g.id = v.tag_id AND g.user_id = v.user_id), \
+             (SELECT g.color_hex FROM tags g WHERE g.id = v.tag_id AND g.user_id = v.user_id) \
+             FROM {} ORDER BY v.n, v.k",
+            D::json_rows(1, &TAG_COLUMNS)
+        ),
+        insert_tags: format!(
+            "INSERT INTO transaction_tags (transaction_id, tag_id) \
+             SELECT v.id, v.tag_id FROM {}",
+            D::json_rows(1, &[("id", "TEXT"), ("tag_id", "TEXT")])
+        ),
+        fetched_one: format!("{entries_select} WHERE t.id = $1"),
+    }
+}
+
+/// The steps over the creations `rows` (a table `v` of [`ROW_COLUMNS`]).
+fn row_steps<D: Dialect>(rows: &str) -> RowSteps {
+    let json_array = D::JSON_ARRAY;
+    RowSteps {
         revoked_keys: format!(
             "SELECT v.n FROM {rows} WHERE v.key_id IS NOT NULL AND NOT EXISTS \
              (SELECT 1 FROM api_keys k WHERE k.id = v.key_id AND k.user_id = v.user_id \
@@ -107,36 +140,40 @@ pub(crate) fn texts<D: Dialect>(entries_select: &str) -> Texts {
             "UPDATE users SET view_version = view_version + 1 \
              WHERE id IN (SELECT v.user_id FROM {rows})"
         ),
+        // Each lookup a subquery of its own, by key: a plan that stays an
+        // index lookup whatever the planner guesses of the set's size.
         decide: format!(
-            "SELECT v.n, t.user_id, t.fingerprint, \
+            "SELECT v.n, \
+             (SELECT t.user_id FROM transactions t WHERE v.client_chosen AND t.id = v.id), \
+             (SELECT t.fingerprint FROM transactions t WHERE v.client_chosen AND t.id = v.id), \
              CASE WHEN v.category_id IS NULL OR EXISTS (SELECT 1 FROM categories g \
              WHERE g.id = v.category_id AND (g.user_id IS NULL OR g.user_id = v.user_id)) \
              THEN 1 ELSE 0 END, \
              CASE WHEN EXISTS (SELECT 1 FROM accounts a WHERE a.id = v.account_id \
              AND a.user_id = v.user_id) THEN 1 ELSE 0 END \
-             FROM {rows} LEFT JOIN transactions t ON v.client_chosen AND t.id = v.id"
+             FROM {rows}"
         ),
-        missing_tags: format!(
-            "SELECT v.n, v.tag_id FROM {tags} WHERE NOT EXISTS (SELECT 1 FROM tags g \
-             WHERE g.id = v.tag_id AND g.user_id = v.user_id) ORDER BY v.n, v.k"
-        ),
+        // Only creations `decide` found the account of are stored. Each
+        // stored row comes back as an entries page's row does (tags and
+        // plan added after), so nothing reads the table again: a plan
+        // made while the table was small could scan it whole.
         insert_rows: format!(
             "INSERT INTO transactions (id, user_id, account_id, date, type, status, \
              amount_cents, currency, description, notes, category_id, created_by_user, source, \
              hide_from_results, search_text, fingerprint, created_at, updated_at, recurrence_id, \
              recurrence_period_date, installment_purchase_id, installment_number) \
              SELECT v.id, v.user_id, v.account_id, v.day, v.tx_type, v.status, v.cents, \
-             a.currency, v.description, v.notes, v.category_id, v.by_user, v.source, v.hide, \
+             (SELECT a.currency FROM accounts a WHERE a.id = v.account_id), \
+             v.description, v.notes, v.category_id, v.by_user, v.source, v.hide, \
              v.search, v.fingerprint, v.at, v.at, v.rule_id, v.period, v.purchase_id, v.seq \
-             FROM {rows} JOIN accounts a ON a.id = v.account_id AND a.user_id = v.user_id \
-             ORDER BY v.n"
+             FROM {rows} ORDER BY v.n \
+             RETURNING CAST({json_array}(id, account_id, date, type, status, amount_cents, \
+             currency, description, notes, bill_to_account_id, category_id, recurrence_id, \
+             recurrence_period_date, installment_purchase_id, installment_number, \
+             transfer_group_id, created_by_user, source, hide_from_results, card_number, holder, \
+             holder_is_me, original_description, receipt_name, open_finance, NULL, NULL, NULL) \
+             AS TEXT)"
         ),
-        insert_tags: format!(
-            "INSERT INTO transaction_tags (transaction_id, tag_id) \
-             SELECT v.id, v.tag_id FROM {}",
-            D::json_rows(1, &[("id", "TEXT"), ("tag_id", "TEXT")])
-        ),
-        fetched,
     }
 }
 
@@ -184,7 +221,7 @@ async fn create_round<C: Conn>(
     let texts = &<C::Db as Dialect>::texts().creations;
     let mut live = live.to_vec();
     if live.iter().any(|&i| set[i].key.is_some()) {
-        let revoked: Vec<i64> = run(&texts.revoked_keys, rows_json(set, &live)?)
+        let revoked: Vec<i64> = rows_step(texts, |s| &s.revoked_keys, set, &live)?
             .scalars(&mut *conn)
             .await?;
         live.retain(|&i| {
@@ -198,15 +235,18 @@ async fn create_round<C: Conn>(
     if live.is_empty() {
         return Ok(());
     }
-    let rows = rows_json(set, &live)?;
-    if let Some(lock) = &texts.lock_users {
-        run(lock, rows.clone()).execute(&mut *conn).await?;
+    if texts.one.lock_users.is_some() {
+        rows_step(texts, lock_users, set, &live)?
+            .execute(&mut *conn)
+            .await?;
     }
-    run(&texts.bump_users, rows.clone())
+    rows_step(texts, |s| &s.bump_users, set, &live)?
         .execute(&mut *conn)
         .await?;
-    let decided = run(&texts.decide, rows).fetch_all(&mut *conn).await?;
-    let missing = missing_tags(conn, set, &live).await?;
+    let decided = rows_step(texts, |s| &s.decide, set, &live)?
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut tags = named_tags(conn, set, &live).await?;
     let mut stored = Vec::with_capacity(live.len());
     let mut replayed = Vec::new();
     for row in &decided {
@@ -226,7 +266,7 @@ async fn create_round<C: Conn>(
             }
         } else if category_seen == 0 {
             Some(no_such_category())
-        } else if let Some(tag) = missing.get(&i) {
+        } else if let Some(tag) = tags.get(&i).and_then(|named| named.missing.as_ref()) {
             Some(no_such_tag(tag))
         } else if account_seen == 0 {
             Some(no_such_account())
@@ -239,16 +279,22 @@ async fn create_round<C: Conn>(
         }
     }
     stored.sort_unstable();
+    let mut found: HashMap<TransactionId, Transaction> = HashMap::new();
     if !stored.is_empty() {
-        let inserted = run(&texts.insert_rows, rows_json(set, &stored)?)
-            .execute(&mut *conn)
+        let rows: Vec<String> = rows_step(texts, |s| &s.insert_rows, set, &stored)?
+            .scalars(&mut *conn)
             .await?;
-        if inserted != stored.len() as u64 {
+        if rows.len() != stored.len() {
             return Err(StoreError::Conflict(
                 "an account changed while its rows were stored".to_owned(),
             ));
         }
-        let tags: Vec<serde_json::Value> = stored
+        for row in decode_entries(&format!("[{}]", rows.join(",")))? {
+            if let Some(id) = row.id.stored() {
+                found.insert(id, row);
+            }
+        }
+        let links: Vec<serde_json::Value> = stored
             .iter()
             .flat_map(|&i| {
                 let id = set[i].new.id.to_string();
@@ -260,25 +306,31 @@ async fn create_round<C: Conn>(
                     .map(move |tag| serde_json::json!({ "id": id, "tag_id": tag.to_string() }))
             })
             .collect();
-        if !tags.is_empty() {
-            run(&texts.insert_tags, json_text(&tags)?)
+        if !links.is_empty() {
+            run(&texts.insert_tags, json_text(&links)?)
                 .execute(&mut *conn)
                 .await?;
         }
     }
-    let wanted: Vec<serde_json::Value> = stored
-        .iter()
-        .chain(&replayed)
-        .map(|&i| serde_json::json!({ "id": set[i].new.id.to_string() }))
-        .collect();
-    if wanted.is_empty() {
-        return Ok(());
-    }
-    let mut found: HashMap<TransactionId, Transaction> = HashMap::new();
-    for row in fetch_entries(conn, run(&texts.fetched, json_text(&wanted)?)).await? {
-        if let Some(id) = row.id.stored() {
-            found.insert(id, row);
+    for &i in &stored {
+        let creation = &set[i];
+        let row = found
+            .get_mut(&creation.new.id)
+            .ok_or(StoreError::NotFound)?;
+        if let Some(named) = tags.remove(&i) {
+            row.tags = named.found;
+            sort_by_title(&mut row.tags, |t| (&t.title, t.id));
+            row.state.tag_ids = row.tags.iter().map(|t| t.id).collect();
         }
+        // A row of an installment plan shows the plan's count and total:
+        // read as a page reads it.
+        if matches!(creation.new.link, SeriesLink::Installment { .. }) {
+            *row = fetch_one_entry(conn, texts, creation.new.id).await?;
+        }
+    }
+    for &i in &replayed {
+        let id = set[i].new.id;
+        found.insert(id, fetch_one_entry(conn, texts, id).await?);
     }
     for (&i, deduped) in stored
         .iter()
@@ -291,13 +343,19 @@ async fn create_round<C: Conn>(
     Ok(())
 }
 
-/// Each creation's first tag that is not its user's, by the creation's
-/// index.
-async fn missing_tags<C: Conn>(
+/// The tags a creation names, as its user has them.
+struct NamedTags {
+    found: Vec<TagRef>,
+    /// The first of them that is not the user's.
+    missing: Option<String>,
+}
+
+/// Each creation's tags (none without), by the creation's index.
+async fn named_tags<C: Conn>(
     conn: &mut C,
     set: &[Creation<'_>],
     live: &[usize],
-) -> StoreResult<HashMap<usize, String>> {
+) -> StoreResult<HashMap<usize, NamedTags>> {
     let tags: Vec<serde_json::Value> = live
         .iter()
         .flat_map(|&i| {
@@ -315,24 +373,90 @@ async fn missing_tags<C: Conn>(
                 })
         })
         .collect();
-    let mut missing = HashMap::new();
+    let mut named: HashMap<usize, NamedTags> = HashMap::new();
     if tags.is_empty() {
-        return Ok(missing);
+        return Ok(named);
     }
     let texts = &<C::Db as Dialect>::texts().creations;
-    for row in run(&texts.missing_tags, json_text(&tags)?)
+    for row in run(&texts.tags, json_text(&tags)?)
         .fetch_all(&mut *conn)
         .await?
     {
         let i = index(row.col(0)?, set.len())?;
-        missing.entry(i).or_insert(row.col::<String>(1)?);
+        let id: String = row.col(1)?;
+        let title: Option<String> = row.col(2)?;
+        let color_hex: Option<String> = row.col(3)?;
+        let entry = named.entry(i).or_insert(NamedTags {
+            found: Vec::new(),
+            missing: None,
+        });
+        match (title, color_hex) {
+            (Some(title), Some(color_hex)) => entry.found.push(TagRef {
+                id: TagId(parse_uuid("tag id", &id)?),
+                title,
+                color_hex,
+            }),
+            _ => {
+                entry.missing.get_or_insert(id);
+            }
+        }
     }
-    Ok(missing)
+    Ok(named)
+}
+
+/// The stored row `id` as a page reads it.
+async fn fetch_one_entry<C: Conn>(
+    conn: &mut C,
+    texts: &Texts,
+    id: TransactionId,
+) -> StoreResult<Transaction> {
+    let query = Sql::with(texts.fetched_one.as_str(), [Arg::Text(id.to_string())]);
+    fetch_entries(conn, query)
+        .await?
+        .pop()
+        .ok_or(StoreError::NotFound)
 }
 
 /// A set's statement with its one value, the set as JSON.
 fn run(text: &str, json: String) -> Sql {
     Sql::with(text, [Arg::Text(json)])
+}
+
+/// The step `pick` over the creations `which` of `set`: for one, its
+/// values bound; for several, the set as JSON.
+fn rows_step(
+    texts: &Texts,
+    pick: impl Fn(&RowSteps) -> &str,
+    set: &[Creation<'_>],
+    which: &[usize],
+) -> StoreResult<Sql> {
+    Ok(match which {
+        [i] => Sql {
+            text: pick(&texts.one).to_owned(),
+            args: row_args(set, *i),
+        },
+        _ => run(pick(&texts.many), rows_json(set, which)?),
+    })
+}
+
+/// The lock step's text (asked for only where the dialect has one).
+fn lock_users(steps: &RowSteps) -> &str {
+    steps.lock_users.as_deref().unwrap_or_default()
+}
+
+/// The values of creation `i` of `set`, in the order of [`ROW_COLUMNS`].
+fn row_args(set: &[Creation<'_>], i: usize) -> Vec<Arg> {
+    let creation = &set[i];
+    let mut args = Vec::with_capacity(ROW_COLUMNS.len());
+    args.push(Arg::Int(n(i)));
+    args.extend(insert_args(&new_row(
+        creation.user,
+        creation.new,
+        creation.now,
+    )));
+    args.push(Arg::Bool(creation.new.client_chosen_id));
+    args.push(Arg::OptText(creation.key.map(|key| key.to_string())));
+    args
 }
 
 /// A creation's index as its `n` in the JSON.
@@ -359,21 +483,11 @@ fn rows_json(set: &[Creation<'_>], which: &[usize]) -> StoreResult<String> {
     let rows: Vec<serde_json::Value> = which
         .iter()
         .map(|&i| {
-            let creation = &set[i];
-            let args = insert_args(&new_row(creation.user, creation.new, creation.now));
-            let mut row = serde_json::Map::with_capacity(ROW_COLUMNS.len());
-            row.insert("n".to_owned(), n(i).into());
-            for ((name, _), arg) in ROW_COLUMNS[1..].iter().zip(args) {
-                row.insert((*name).to_owned(), arg_json(arg));
-            }
-            row.insert(
-                "client_chosen".to_owned(),
-                creation.new.client_chosen_id.into(),
-            );
-            row.insert(
-                "key_id".to_owned(),
-                creation.key.map(|key| key.to_string()).into(),
-            );
+            let row = ROW_COLUMNS
+                .iter()
+                .zip(row_args(set, i))
+                .map(|((name, _), arg)| ((*name).to_owned(), arg_json(arg)))
+                .collect();
             serde_json::Value::Object(row)
         })
         .collect();
@@ -398,9 +512,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_values_of_a_row_fill_every_column_but_the_last_two() {
-        // insert_args gives the 20 values of ROW_COLUMNS[1..21], in order.
+    fn a_row_has_a_value_for_each_column() {
+        // n, insert_args' 20 values in their order, then the last two.
         assert_eq!(ROW_COLUMNS.len(), 1 + 20 + 2);
+        assert_eq!(ROW_COLUMNS[1].0, "id");
+        assert_eq!(ROW_COLUMNS[20].0, "seq");
         assert_eq!(ROW_COLUMNS[21].0, "client_chosen");
         assert_eq!(ROW_COLUMNS[22].0, "key_id");
     }
