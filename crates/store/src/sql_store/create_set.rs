@@ -6,14 +6,14 @@
 //!
 //! The steps, for the creations not yet refused, each deciding before
 //! anything is written for the creation it refuses:
-//! 1. the API key a request was authenticated with from memory is still
-//!    live and its user's (else [`StoreError::KeyRevoked`]);
-//! 2. the users are locked (in id order, on PostgreSQL) and their view
+//! 1. the users are locked (in id order, on PostgreSQL) and their view
 //!    version bumped, first, so the triggers stamp the rows' days with it;
-//! 3. a client-chosen id already stored is this request's replay (answered
+//! 2. the API key a request was authenticated with from memory must still
+//!    be live and its user's (else [`StoreError::KeyRevoked`]); a
+//!    client-chosen id already stored is this request's replay (answered
 //!    with the stored row) or another request's ([`StoreError::IdConflict`]);
 //!    then the category, each tag and the account must be the user's;
-//! 4. the rows left are stored, with their tags, and read back.
+//! 3. the rows left are stored, with their tags, and come back as stored.
 //!
 //! A set of several goes in as one JSON value (a statement's text is the
 //! same whatever the set's size, so it is prepared once a connection),
@@ -52,8 +52,6 @@ pub struct Texts {
 
 /// The steps that read the creations themselves, from one row source.
 struct RowSteps {
-    revoked_keys: String,
-    lock_users: Option<String>,
     bump_users: String,
     decide: String,
     insert_rows: String,
@@ -125,21 +123,19 @@ pub(crate) fn texts<D: Dialect>(entries_select: &str) -> Texts {
 fn row_steps<D: Dialect>(rows: &str) -> RowSteps {
     let json_array = D::JSON_ARRAY;
     RowSteps {
-        revoked_keys: format!(
-            "SELECT v.n FROM {rows} WHERE v.key_id IS NOT NULL AND NOT EXISTS \
-             (SELECT 1 FROM api_keys k WHERE k.id = v.key_id AND k.user_id = v.user_id \
-             AND k.revoked_at IS NULL)"
-        ),
-        lock_users: D::LOCK_ROWS.map(|lock| {
-            format!(
-                "SELECT u.id FROM users u WHERE u.id IN (SELECT v.user_id FROM {rows}) \
-                 ORDER BY u.id {lock}"
-            )
-        }),
-        bump_users: format!(
-            "UPDATE users SET view_version = view_version + 1 \
-             WHERE id IN (SELECT v.user_id FROM {rows})"
-        ),
+        // The users locked in id order (PostgreSQL), so calls running at
+        // once never wait for each other in a cycle, then bumped.
+        bump_users: match D::LOCK_ROWS {
+            Some(lock) => format!(
+                "UPDATE users SET view_version = view_version + 1 WHERE id IN \
+                 (SELECT u.id FROM users u WHERE u.id IN (SELECT v.user_id FROM {rows}) \
+                 ORDER BY u.id {lock})"
+            ),
+            None => format!(
+                "UPDATE users SET view_version = view_version + 1 \
+                 WHERE id IN (SELECT v.user_id FROM {rows})"
+            ),
+        },
         // Each lookup a subquery of its own, by key: a plan that stays an
         // index lookup whatever the planner guesses of the set's size.
         decide: format!(
@@ -150,7 +146,10 @@ fn row_steps<D: Dialect>(rows: &str) -> RowSteps {
              WHERE g.id = v.category_id AND (g.user_id IS NULL OR g.user_id = v.user_id)) \
              THEN 1 ELSE 0 END, \
              CASE WHEN EXISTS (SELECT 1 FROM accounts a WHERE a.id = v.account_id \
-             AND a.user_id = v.user_id) THEN 1 ELSE 0 END \
+             AND a.user_id = v.user_id) THEN 1 ELSE 0 END, \
+             CASE WHEN v.key_id IS NULL OR EXISTS (SELECT 1 FROM api_keys k \
+             WHERE k.id = v.key_id AND k.user_id = v.user_id AND k.revoked_at IS NULL) \
+             THEN 1 ELSE 0 END \
              FROM {rows}"
         ),
         // Only creations `decide` found the account of are stored. Each
@@ -219,34 +218,13 @@ async fn create_round<C: Conn>(
     answers: &mut [Option<Answer>],
 ) -> StoreResult<()> {
     let texts = &<C::Db as Dialect>::texts().creations;
-    let mut live = live.to_vec();
-    if live.iter().any(|&i| set[i].key.is_some()) {
-        let revoked: Vec<i64> = rows_step(texts, |s| &s.revoked_keys, set, &live)?
-            .scalars(&mut *conn)
-            .await?;
-        live.retain(|&i| {
-            let keep = !revoked.contains(&n(i));
-            if !keep {
-                answers[i] = Some(Err(StoreError::KeyRevoked));
-            }
-            keep
-        });
-    }
-    if live.is_empty() {
-        return Ok(());
-    }
-    if texts.one.lock_users.is_some() {
-        rows_step(texts, lock_users, set, &live)?
-            .execute(&mut *conn)
-            .await?;
-    }
-    rows_step(texts, |s| &s.bump_users, set, &live)?
+    rows_step(texts, |s| &s.bump_users, set, live)?
         .execute(&mut *conn)
         .await?;
-    let decided = rows_step(texts, |s| &s.decide, set, &live)?
+    let decided = rows_step(texts, |s| &s.decide, set, live)?
         .fetch_all(&mut *conn)
         .await?;
-    let mut tags = named_tags(conn, set, &live).await?;
+    let mut tags = named_tags(conn, set, live).await?;
     let mut stored = Vec::with_capacity(live.len());
     let mut replayed = Vec::new();
     for row in &decided {
@@ -256,7 +234,10 @@ async fn create_round<C: Conn>(
         let fingerprint: Option<String> = row.col(2)?;
         let category_seen: i32 = row.col(3)?;
         let account_seen: i32 = row.col(4)?;
-        let refusal = if let Some(owner) = owner {
+        let key_live: i32 = row.col(5)?;
+        let refusal = if key_live == 0 {
+            Some(StoreError::KeyRevoked)
+        } else if let Some(owner) = owner {
             match same_request(creation.user, creation.new, &owner, fingerprint.as_deref()) {
                 Ok(()) => {
                     replayed.push(i);
@@ -437,11 +418,6 @@ fn rows_step(
         },
         _ => run(pick(&texts.many), rows_json(set, which)?),
     })
-}
-
-/// The lock step's text (asked for only where the dialect has one).
-fn lock_users(steps: &RowSteps) -> &str {
-    steps.lock_users.as_deref().unwrap_or_default()
 }
 
 /// The values of creation `i` of `set`, in the order of [`ROW_COLUMNS`].
