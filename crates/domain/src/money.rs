@@ -11,7 +11,7 @@ pub const MAX_ABS_CENTS: i64 = 9_999_999_999_999; // 99,999,999,999.99
 
 /// The largest absolute value of every running total the database keeps:
 /// an account's balance, an account's rows of one type summed per day and
-/// per month (migration 0008 checks it, under the constraint names in
+/// per month (the schema baseline checks it, under the constraint names in
 /// [`TOTAL_CONSTRAINTS`]). A total one row past it is still ~9,000 times
 /// inside i64, so no trigger ever overflows, and the few dozen of them a
 /// bill or a month sums stay far inside too.

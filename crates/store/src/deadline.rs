@@ -1,10 +1,9 @@
 //! The deadline of the request a task serves. Most writes need not know
 //! it: the request is cut off at its deadline by dropping its future,
 //! which rolls back a transaction left open. A statement that commits on
-//! its own (PostgreSQL's call of creations, migrations 0019 to 0021, run
-//! by a task of its own) goes on when the request is dropped, so it is
-//! told how long it may take and gives up, keeping nothing, when it would
-//! finish past that.
+//! its own (PostgreSQL's call of creations, run by a task of its own)
+//! goes on when the request is dropped, so it is told how long it may
+//! take and gives up, keeping nothing, when it would finish past that.
 
 use std::future::Future;
 use std::time::Instant;

@@ -384,7 +384,7 @@ pub struct FoundKey {
 /// What a page of the merged view was made from, besides its stored rows,
 /// and the latest change to the days it covers: a kept page is still
 /// true while the first three are unchanged and no day of it has a stamp
-/// above the view version the page was computed at (migration 0014).
+/// above the view version the page was computed at (the schema baseline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PageStamps {
     /// `users.sources_version`: rules, plans, accounts, tags, tombstones.

@@ -155,7 +155,7 @@ pub(crate) const ACCOUNT_COLUMNS: &str = "a.id, a.user_id, a.type, a.sub_type, a
     a.card_icon_id, a.open_finance_connected, a.connector_name, a.card_holders, a.created_at";
 
 /// Balance of every account: POSTED rows, CREDIT adds and DEBIT subtracts,
-/// as the triggers of migration 0006 keep it (never a sum over history).
+/// as the triggers of the schema baseline keep it (never a sum over history).
 pub(crate) const BALANCE_COLUMN: &str = "CAST(COALESCE((SELECT b.posted_cents FROM account_balances b \
     WHERE b.account_id = a.id), 0) AS BIGINT) AS balance_cents";
 
@@ -262,7 +262,7 @@ pub(crate) const TX_NAMES: &str = "p.id, p.account_id, p.date, p.type, p.status,
 /// Starts a query for transaction rows: [`TX_COLUMNS`], then the row's
 /// tags as a JSON array of `[id, title, color]` (NULL for none), looked
 /// up for the rows the query answers alone, and only for those whose
-/// `tag_count` (migration 0016) says they have some. Push its WHERE,
+/// `tag_count` (the schema baseline) says they have some. Push its WHERE,
 /// ORDER BY and LIMIT, then read it with [`fetch_entries`] (inside a
 /// write) or [`SqlStore::read_entries`].
 pub(crate) fn entries_query<D: Dialect>() -> Sql {

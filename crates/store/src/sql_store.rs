@@ -351,8 +351,8 @@ impl<B: Backend> SqlStore<B> {
     /// user's `view_version`, so every write invalidates the responses
     /// cached for the user, in every process, when it commits. (Triggers
     /// bump the finer versions the store's own caches are kept under:
-    /// migration 0009; and stamp the days of the rows a write changes with
-    /// the write's own view version, migration 0014, which is why the bump
+    /// the schema baseline; and stamp the days of the rows a write changes with
+    /// the write's own view version, also there, which is why the bump
     /// comes first.)
     async fn begin_write(&self, user: UserId) -> StoreResult<B::Tx> {
         Ok(self.begin_write_versioned(user).await?.0)

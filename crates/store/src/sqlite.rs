@@ -453,7 +453,7 @@ mod tests {
             "the first page took {first_steps} steps, one 1,200 rows down {deep_steps}"
         );
         // The list's index gives the list's order read backwards (its days
-        // ascending, migration 0025): no page sorts, in either view.
+        // ascending, in the schema baseline): no page sorts, in either view.
         let cashflow = TransactionFilter {
             cashflow: true,
             ..filter.clone()
@@ -484,12 +484,12 @@ mod tests {
     }
 
     /// The lookups by a link most rows lack still read that link's index
-    /// now that it holds only the rows that have it (migration 0017): a
+    /// now that it holds only the rows that have it (the schema baseline): a
     /// query the planner could not prove excludes NULL would read the
     /// whole table instead. Each reads its index alone (a covering index):
     /// after a write every page it touches comes from the file again, and
     /// the rows it finds lie far apart in the table (a card's payments a
-    /// month apart; migration 0026).
+    /// month apart; in the schema baseline).
     #[tokio::test]
     async fn lookups_by_link_use_the_partial_indexes() {
         let dir = tempfile::tempdir().unwrap();

@@ -242,10 +242,9 @@ pub(crate) async fn sent_together(
 /// (on PostgreSQL the creations gathered meanwhile are stored in one call;
 /// then again with one that takes a total out of range, which fails its
 /// call as a whole): each is answered as it would be alone, the refused
-/// keep nothing, the rest are kept whole, and every running total (a
-/// call adds its rows to them once, migration 0021) equals a fresh sum.
-/// The first call's ids are distinct, so on PostgreSQL it is stored set by
-/// set (migration 0022); a call with one id twice, creation by creation.
+/// keep nothing, the rest are kept whole, and every running total (the
+/// rows of a call's INSERT are added up once) equals a fresh sum. On
+/// PostgreSQL a call is stored as one set; one id twice goes in rounds.
 async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     let app = Arc::new(TestApp::start(backend).await);
     let mine = app.bank("Conta").await;
@@ -386,8 +385,8 @@ async fn creations_at_once_are_each_answered_as_alone(backend: Backend) {
     for answer in &answers[..12] {
         assert_eq!(answer.body["transaction"]["tags"][0]["id"], label.as_str());
     }
-    // One id sent twice at once: on PostgreSQL its call is stored creation
-    // by creation (migration 0022), so the second replays the first.
+    // One id sent twice at once: on PostgreSQL the second goes in a later
+    // round of its call's set, so it replays the first.
     let sent_twice = sent_together(
         &app,
         &[

@@ -376,7 +376,7 @@ async fn a_deleted_tag_leaves_rows_and_series(backend: Backend) {
 
 /// A row's tags as the row and the list show them after every kind of
 /// change: tags replaced, all removed, added again, one deleted. The
-/// store keeps a count of each row's tags (migration 0016) and looks
+/// store keeps a count of each row's tags (the schema baseline) and looks
 /// them up only when it is above zero; a count gone wrong hides tags or
 /// lists a tagged row among those without.
 async fn a_rows_tags_follow_every_change(backend: Backend) {

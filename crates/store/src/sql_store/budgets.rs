@@ -285,7 +285,7 @@ impl<B: Backend> SqlStore<B> {
             JSON_ARRAY = B::JSON_ARRAY
         ));
         match by {
-            // Summed by triggers (migration 0010): a few rows per account,
+            // Summed by triggers (the schema baseline): a few rows per account,
             // month and category, however many rows the months hold.
             TotalsBy::Category {
                 over_accounts,
@@ -366,7 +366,7 @@ impl<B: Backend> SqlStore<B> {
 
     /// The user's category sums of `[from, to]` over all their accounts
     /// (without the cards' when `without_cards`): each month as kept at
-    /// its stamp (migration 0012), the months whose stamp moved read
+    /// its stamp (the schema baseline), the months whose stamp moved read
     /// again. Right after a purchase that is this month alone, not the
     /// year of months before it a rollover budget also needs.
     pub(crate) async fn user_category_totals(
@@ -458,7 +458,7 @@ impl<B: Backend> SqlStore<B> {
         after: Date,
         currency: &str,
     ) -> StoreResult<Vec<PostedDay>> {
-        // Summed over the user's accounts by triggers (migration 0011): a
+        // Summed over the user's accounts by triggers (the schema baseline): a
         // range of one row a day.
         let query = Sql::with(
             format!(

@@ -243,7 +243,7 @@ impl<B: Backend> SqlStore<B> {
         month: BillMonth,
     ) -> StoreResult<Vec<MonthItem>> {
         // The month's visible rows off the cards, already summed by
-        // account, type, status and kind by triggers (migration 0007): a
+        // account, type, status and kind by triggers (the schema baseline): a
         // few dozen rows however many the month holds, as one short read.
         let query = Sql::with(
             format!(

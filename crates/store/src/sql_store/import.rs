@@ -93,7 +93,7 @@ pub(crate) async fn insert_statement_rows(
             .push_bind(now.clone())
             .push_bind(now.clone());
     });
-    // The unique index holds only rows with a bank id (migration 0017):
+    // The unique index holds only rows with a bank id (the schema baseline):
     // the conflict target names its condition.
     query.push(" ON CONFLICT (account_id, external_id) WHERE external_id IS NOT NULL DO NOTHING");
     let done = query.execute(&mut *conn).await?;

@@ -458,7 +458,7 @@ pub(crate) async fn insert_tombstone(
 
 /// The stored rows of `rules` (each replacing one of its occurrences)
 /// dated from `from` to `to`: read by the rules' index alone, which holds
-/// only rows of a rule (migration 0017).
+/// only rows of a rule (the schema baseline).
 pub(crate) fn rule_rows_query(rules: &[RuleId], from: &str, to: &str) -> Sql {
     let mut query =
         Sql::new("SELECT recurrence_id, recurrence_period_date FROM transactions WHERE 1 = 1");
