@@ -38,7 +38,7 @@ pub fn receipts_beside(file: &Path) -> PathBuf {
 pub fn check_target(url: &str, out: &Path) -> Result<(), String> {
     if sqlite_path(url).is_none() {
         return Err(
-            "backup works on SQLite; on PostgreSQL use pg_dump (see docs/guide/operations.md, Backups)".into(),
+            "backup works on SQLite; on PostgreSQL use pg_dump (see docs/guide/backups.md)".into(),
         );
     }
     for path in [out.to_owned(), receipts_beside(out)] {

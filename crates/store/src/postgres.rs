@@ -259,7 +259,7 @@ impl Backend for Db {
     /// A server-side copy is `pg_dump`'s work, not this process's.
     async fn backup_into(_store: &SqlStore<Self>, _to: &std::path::Path) -> StoreResult<()> {
         Err(crate::StoreError::Unsupported(
-            "on PostgreSQL, back up with pg_dump (see docs/guide/operations.md, Backups)",
+            "on PostgreSQL, back up with pg_dump (see docs/guide/backups.md)",
         ))
     }
 }
