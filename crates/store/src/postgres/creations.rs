@@ -76,8 +76,7 @@ impl Waiting {
     /// When the creation must be stored by, short of a margin for the
     /// answer's way back (none: no request waits for it).
     fn cut_off(&self) -> Option<Instant> {
-        self.deadline
-            .map(|deadline| deadline.checked_sub(ANSWER_MARGIN).unwrap_or(deadline))
+        self.deadline.map(cut_off)
     }
 
     fn creation(&self) -> Creation<'_> {
@@ -275,8 +274,7 @@ impl Creations {
         deadline: Option<Instant>,
     ) -> Result<Vec<Answer>, Failed> {
         let mut tx = self.pool.begin().await.map_err(Failed::sqlx)?;
-        let cut_off =
-            deadline.map(|deadline| deadline.checked_sub(ANSWER_MARGIN).unwrap_or(deadline));
+        let cut_off = deadline.map(cut_off);
         let past = || cut_off.is_some_and(|cut_off| Instant::now() >= cut_off);
         let answers = match create_set(&mut *tx, set).await {
             Ok(answers) => answers,
@@ -290,6 +288,12 @@ impl Creations {
         tx.commit().await.map_err(Failed::sqlx)?;
         Ok(answers)
     }
+}
+
+/// When a creation due by `deadline` must be stored by: short of a margin
+/// for the answer's way back.
+fn cut_off(deadline: Instant) -> Instant {
+    deadline.checked_sub(ANSWER_MARGIN).unwrap_or(deadline)
 }
 
 /// Why a whole call kept nothing.
