@@ -225,12 +225,6 @@ impl Conn for sqlx::PgConnection {
     }
 }
 
-/// A statement whose text already holds its placeholders, its values
-/// given in order with [`Sql::bind`].
-pub(crate) fn query(text: impl Into<String>) -> Sql {
-    Sql::new(text)
-}
-
 impl Sql {
     /// The value of the next `$n` of a text written whole.
     pub(crate) fn bind(mut self, value: impl Into<Arg>) -> Self {
@@ -282,36 +276,5 @@ impl Sql {
             .iter()
             .map(|row| row.col(0))
             .collect()
-    }
-}
-
-/// A statement answering one column, its values given in order with
-/// [`ScalarQuery::bind`], read as `T`.
-pub(crate) struct ScalarQuery<T> {
-    sql: Sql,
-    output: std::marker::PhantomData<fn() -> T>,
-}
-
-/// A [`ScalarQuery`] of a text that already holds its placeholders.
-pub(crate) fn query_scalar<T: Col>(text: impl Into<String>) -> ScalarQuery<T> {
-    ScalarQuery {
-        sql: Sql::new(text),
-        output: std::marker::PhantomData,
-    }
-}
-
-impl<T: Col> ScalarQuery<T> {
-    pub(crate) fn bind(mut self, value: impl Into<Arg>) -> Self {
-        self.sql.args.push(value.into());
-        self
-    }
-
-    /// The value of the one row; none is an error.
-    pub(crate) async fn fetch_one<C: Conn>(self, conn: &mut C) -> StoreResult<T> {
-        self.sql.scalar(conn).await
-    }
-
-    pub(crate) async fn fetch_all<C: Conn>(self, conn: &mut C) -> StoreResult<Vec<T>> {
-        self.sql.scalars(conn).await
     }
 }

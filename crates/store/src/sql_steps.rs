@@ -15,7 +15,7 @@ use cofre_domain::transaction::{
 use cofre_domain::transfer as transfer_rules;
 use cofre_domain::{AccountId, CategoryId, DomainError, TagId, TransactionId, UserId};
 
-use crate::sql_conn::{Conn, Dialect, query};
+use crate::sql_conn::{Conn, Dialect};
 use crate::sql_decode::{
     ACCOUNT_COLUMNS, BALANCE_COLUMN, CATEGORY_SELECT, account_view_from_row, category_from_row,
     entries_query, fetch_entries, opt_string,
@@ -31,7 +31,7 @@ pub(crate) async fn fetch_account(
     let sql = format!(
         "SELECT {ACCOUNT_COLUMNS}, {BALANCE_COLUMN} FROM accounts a WHERE a.id = $1 AND a.user_id = $2"
     );
-    let row = query(sql)
+    let row = Sql::new(sql)
         .bind(id.to_string())
         .bind(user.to_string())
         .fetch_optional(&mut *conn)
@@ -43,7 +43,7 @@ pub(crate) async fn fetch_categories(
     conn: &mut impl Conn,
     user: UserId,
 ) -> StoreResult<Vec<Category>> {
-    let rows = query(CATEGORY_SELECT)
+    let rows = Sql::new(CATEGORY_SELECT)
         .bind(user.to_string())
         .fetch_all(&mut *conn)
         .await?;
@@ -134,7 +134,7 @@ pub(crate) async fn delete_with_legs(
     let mut deleted = Deleted::default();
     for leg in std::iter::once(row).chain(&partners) {
         let leg_id = stored_leg(leg)?;
-        query("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
+        Sql::new("DELETE FROM transactions WHERE id = $1 AND user_id = $2")
             .bind(leg_id.to_string())
             .bind(user.to_string())
             .execute(&mut *conn)
@@ -215,7 +215,7 @@ pub(crate) async fn replace_tags(
     id: TransactionId,
     tags: &[TagId],
 ) -> StoreResult<()> {
-    query("DELETE FROM transaction_tags WHERE transaction_id = $1")
+    Sql::new("DELETE FROM transaction_tags WHERE transaction_id = $1")
         .bind(id.to_string())
         .execute(&mut *conn)
         .await?;
@@ -351,7 +351,7 @@ pub(crate) async fn mark_payment_leg(
     id: TransactionId,
     leg: &cofre_domain::card::PaymentLeg,
 ) -> StoreResult<()> {
-    query(
+    Sql::new(
         "UPDATE transactions SET transfer_group_id = $2, bill_month = $3, \
          bill_to_account_id = $4 WHERE id = $1",
     )
@@ -370,7 +370,7 @@ pub(crate) async fn write_account_state(
     state: &AccountState,
 ) -> StoreResult<()> {
     let credit = state.credit.as_ref();
-    query(
+    Sql::new(
         "UPDATE accounts SET type = $2, sub_type = $3, title = $4, archived = $5, \
          exclude_from_totals = $6, currency = $7, credit_close_day = $8, credit_due_day = $9, \
          credit_cycle_auto = $10, credit_limit_cents = $11, pay_bill_from_account_id = $12, \
@@ -413,13 +413,13 @@ pub(crate) async fn set_category_archived(
     id: CategoryId,
     archived: bool,
 ) -> StoreResult<()> {
-    query("DELETE FROM category_archives WHERE user_id = $1 AND category_id = $2")
+    Sql::new("DELETE FROM category_archives WHERE user_id = $1 AND category_id = $2")
         .bind(user.to_string())
         .bind(id.to_string())
         .execute(&mut *conn)
         .await?;
     if archived {
-        query("INSERT INTO category_archives (user_id, category_id) VALUES ($1, $2)")
+        Sql::new("INSERT INTO category_archives (user_id, category_id) VALUES ($1, $2)")
             .bind(user.to_string())
             .bind(id.to_string())
             .execute(&mut *conn)
@@ -535,7 +535,7 @@ pub(crate) async fn update_row_state(
     original_description: Option<&str>,
     now: Timestamp,
 ) -> StoreResult<()> {
-    query(
+    Sql::new(
         "UPDATE transactions SET date = $3, type = $4, status = $5, amount_cents = $6, \
          description = $7, notes = $8, category_id = $9, hide_from_results = $10, \
          search_text = $11, updated_at = $12 WHERE id = $1 AND user_id = $2",

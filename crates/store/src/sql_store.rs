@@ -61,7 +61,7 @@ use cofre_domain::{
 use crate::CardMoney;
 use crate::ImportSummary;
 use crate::backend::{Backend, ChangeWatch as _, ReadPath as _, WritePath as _, WriteTx as _};
-use crate::sql_conn::{Col, Conn, Dialect, SqlRow, query_scalar};
+use crate::sql_conn::{Col, Conn, Dialect, SqlRow};
 use crate::sql_decode::*;
 use crate::sql_steps::*;
 use crate::sql_text::{Arg, Sql};

@@ -94,12 +94,12 @@ pub(crate) async fn check_series_cap(
     adding: u64,
     limit: u64,
 ) -> StoreResult<()> {
-    let count: i64 = query_scalar(format!(
+    let count: i64 = Sql::new(format!(
         "SELECT COUNT(*) FROM {table} WHERE user_id = $1 AND id <> $2"
     ))
     .bind(user.to_string())
     .bind(except)
-    .fetch_one(&mut *conn)
+    .scalar(&mut *conn)
     .await?;
     if u64::try_from(count).unwrap_or(0).saturating_add(adding) > limit {
         return Err(StoreError::LimitReached {

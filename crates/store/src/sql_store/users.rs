@@ -33,8 +33,8 @@ impl<B: Backend> SqlStore<B> {
     ) -> StoreResult<Option<Profile>> {
         let mut tx = self.writes.begin().await?;
         Sql::new(B::LOCK_USERS).execute(&mut *tx).await?;
-        let users: i64 = query_scalar("SELECT COUNT(*) FROM users")
-            .fetch_one(&mut *tx)
+        let users: i64 = Sql::new("SELECT COUNT(*) FROM users")
+            .scalar(&mut *tx)
             .await?;
         if users > 0 {
             return Ok(None);
@@ -124,11 +124,11 @@ impl<B: Backend> SqlStore<B> {
 
     pub(crate) async fn delete_user_in_tx(&self, user: UserId) -> StoreResult<Vec<String>> {
         let mut tx = self.begin_write(user).await?;
-        let receipts: Vec<String> = query_scalar(
+        let receipts: Vec<String> = Sql::new(
             "SELECT receipt_name FROM transactions WHERE user_id = $1 AND receipt_name IS NOT NULL",
         )
         .bind(user.to_string())
-        .fetch_all(&mut *tx)
+        .scalars(&mut *tx)
         .await?;
         // Accounts point at each other (the paying account of a card):
         // let go first, as deleting one account does.
